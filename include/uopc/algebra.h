@@ -1,0 +1,59 @@
+/* uopc/algebra.h - what every op computes (exec_alu), bounds, constant
+ * folding, the symbolic rule set and simplify.  docs/semantics.md has the
+ * table of every op/dtype pair.
+ */
+#ifndef UOPC_ALGEBRA_H
+#define UOPC_ALGEBRA_H
+
+#include "uopc/rewrite.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A scalar value: bool and i32 in i, f32 and f16 in f (already rounded to
+   the dtype when it is a result of exec_alu). */
+typedef struct uopc_val {
+  int64_t i;
+  double f;
+} uopc_val;
+
+/* The reference semantics.  op is an ALU op; out_t the result dtype; in_t
+   the dtype of the operands (of the value operands for WHERE; the source
+   dtype for CAST; the compared dtype for CMPLT/CMPNE).  Inputs are rounded
+   to in_t first.  Returns 1 and writes *out, or 0 where the result is
+   undefined (division by zero, INT_MIN // -1, INT_MIN % -1, casting a
+   non-finite or out-of-range float to i32). */
+UOPC_API int uopc_exec_alu(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, uopc_val *out);
+
+/* Round a double to f32 / f16 (nearest even, overflow to +-inf). */
+UOPC_API double uopc_round_f32(double x);
+UOPC_API double uopc_round_f16(double x);
+/* IEEE half <-> float bit conversions. */
+UOPC_API uint16_t uopc_f16_from_double(double x);
+UOPC_API double uopc_f16_to_double(uint16_t h);
+/* Wrap an integer to i32 (two's complement). */
+UOPC_API int32_t uopc_wrap_i32(int64_t x);
+
+/* Bounds (seed 3.4): vmin <= value <= vmax for every execution; an i32
+   interval that might wrap is the full range; floats and shaped values get
+   the full range of their dtype (bool: 0..1; f32/f16: +-inf is not
+   representable in int64 and reports INT64_MIN/INT64_MAX).  Cached on the
+   node; computed without recursion. */
+UOPC_API int64_t uopc_vmin(uopc_ctx *c, uopc_node *u);
+UOPC_API int64_t uopc_vmax(uopc_ctx *c, uopc_node *u);
+
+/* The built-in rule sets (built once per process, shared, never freed by the
+   caller): fold (constant folding), symbolic (fold + algebra, seed 3.5, in
+   the seed's order), and symbolic_strong (symbolic plus extra named rules,
+   such as gcd division, that the lowering may use). */
+UOPC_API const uopc_matcher *uopc_rules_fold(void);
+UOPC_API const uopc_matcher *uopc_rules_symbolic(void);
+
+/* graph_rewrite(u, symbolic), memoized on the node.  NULL on error. */
+UOPC_API uopc_node *uopc_simplify(uopc_ctx *c, uopc_node *u);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

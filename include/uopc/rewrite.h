@@ -1,0 +1,122 @@
+/* uopc/rewrite.h - patterns, pattern matchers and graph_rewrite.
+ *
+ * A rule is a pattern written in a small notation, a C function, and a name:
+ *
+ *     { "(add $x 0)",              r_keep_x, "x+0 -> x" },
+ *     { "[mul $x:i32|bool 0]",     r_zero,   "x*0 -> 0" },
+ *     { "$u=(add (add $x:i32 #c1) #c2)", r_reassoc, "(x+c1)+c2" },
+ *
+ * The notation (parsed once, when the matcher is built):
+ *
+ *   (OPS SRC...)      a node whose op is in OPS, sources matched in order;
+ *                     a trailing `...` lets the node have more sources than
+ *                     listed (the seed's allow_any_len)
+ *   [OPS SRC...]      sources matched in any order (every permutation, the
+ *                     seed's list sources; for commutative ops)
+ *   (OPS)             a node with that op, sources not looked at
+ *   OPS               op names joined by `|` (`add|mul`), `*` for any op, or
+ *                     `alu` for every ALU op; optionally `:DTYPES`
+ *   $x  $x:DTYPES     any node, bound to x (UPat.var)
+ *   #c  #c:DTYPES     any CONST, bound to c (UPat.cvar)
+ *   _   _:DTYPES      any node, not bound
+ *   $u=PAT            PAT, and the node it matched is bound to u
+ *   LITERAL           a CONST whose value equals the literal as a number,
+ *                     like the seed's `arg ==`: 0 matches 0, 0.0, -0.0 and
+ *                     False; 1 matches True.  `True`/`False` are 1/0.
+ *                     `LITERAL:DTYPES` also constrains the dtype.
+ *   DTYPES            dtype names joined by `|`: `i32|bool`
+ *
+ * A name used twice must bind the same node (pointer equality).  Bindings
+ * reach the rule function in an array, in order of each name's first
+ * appearance in the pattern text.
+ */
+#ifndef UOPC_REWRITE_H
+#define UOPC_REWRITE_H
+
+#include <stdio.h>
+
+#include "uopc/uop.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A rule function.  b holds the bindings (see above); ctx is the pointer
+   given to uopc_graph_rewrite (every rule receives it; rules that need no
+   context ignore it).  Returns the replacement, or NULL to decline.  To fail
+   the whole rewrite, record an error with uopc_fail and return NULL.
+   Returning the matched node itself counts as declining. */
+typedef uopc_node *(*uopc_rule_fn)(uopc_ctx *c, uopc_node *const *b, void *ctx);
+
+typedef struct uopc_rule {
+  const char *pat;   /* pattern text */
+  uopc_rule_fn fn;
+  const char *name;  /* shown by the trace; NULL: the pattern text */
+} uopc_rule;
+
+/* ---- patterns ----------------------------------------------------------- */
+
+typedef struct uopc_pattern uopc_pattern;
+
+/* Parses one pattern.  On error returns NULL and fills *e (col = offset+1
+   in src, line = 1).  Free with uopc_pattern_free. */
+UOPC_API uopc_pattern *uopc_pattern_parse(const char *src, uopc_error *e);
+UOPC_API void uopc_pattern_free(uopc_pattern *p);
+/* Number of names the pattern binds, and the i-th name. */
+UOPC_API uint32_t uopc_pattern_nvars(const uopc_pattern *p);
+UOPC_API const char *uopc_pattern_var(const uopc_pattern *p, uint32_t i);
+/* Every way p matches u (the seed's UPat.match): writes up to max matches,
+   each nvars bindings, into out[k*nvars + i].  Returns the total number of
+   matches (which may exceed max). */
+UOPC_API uint32_t uopc_pattern_match(const uopc_pattern *p, uopc_node *u, uopc_node **out, uint32_t max);
+
+/* ---- matchers ----------------------------------------------------------- */
+
+typedef struct uopc_matcher uopc_matcher;
+
+/* Builds a matcher from n ordered rules (rule order is priority).  Patterns
+   are parsed here; on a bad pattern returns NULL and fills *e with the
+   rule's index in msg.  Matchers do not belong to a context: one matcher
+   may serve every context and thread.  Free with uopc_matcher_free. */
+UOPC_API uopc_matcher *uopc_matcher_new(const uopc_rule *rules, size_t n, uopc_error *e);
+/* A new matcher with a's rules, then b's (the seed's a + b). */
+UOPC_API uopc_matcher *uopc_matcher_cat(const uopc_matcher *a, const uopc_matcher *b);
+UOPC_API void uopc_matcher_free(uopc_matcher *m);
+/* Number of rules. */
+UOPC_API size_t uopc_matcher_size(const uopc_matcher *m);
+/* Number of rules filed under op (the seed's by_op). */
+UOPC_API size_t uopc_matcher_count_for(const uopc_matcher *m, uopc_op op);
+
+/* One rewrite step on u (the seed's PatternMatcher.rewrite): the first rule,
+   in order, whose pattern matches and whose function returns a node other
+   than u.  NULL when none applies (or on error: check uopc_ctx_error). */
+UOPC_API uopc_node *uopc_matcher_rewrite(const uopc_matcher *m, uopc_ctx *c, uopc_node *u, void *ctx);
+
+/* ---- graph_rewrite ------------------------------------------------------ */
+
+/* Default step limit of graph_rewrite. */
+#define UOPC_MAX_STEPS 10000000u
+
+/* Bottom-up, memoized, iterative rewrite to a fixed point (seed 2.4):
+   sources are rewritten before their users, a rule's result is rewritten
+   again, each node is processed once.  max_steps 0 means UOPC_MAX_STEPS.
+   Returns the normal form of root, or NULL with the context's error set
+   ("graph_rewrite did not converge (a rule loops?)" after max_steps rule
+   applications, or the error a rule or constructor recorded). */
+UOPC_API uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *m,
+                                       void *ctx, uint64_t max_steps);
+
+/* Trace: when set, every rule that fires is printed to f as
+   `rule-name: before -> after` (each side in uopc_show form).  NULL turns it
+   off.  A new context starts with stderr when the environment variable
+   UOPC_DEBUG contains "rewrite". */
+UOPC_API void uopc_ctx_set_trace(uopc_ctx *c, FILE *f);
+/* Debug check: when on, a rule whose result differs in dtype or shape from
+   the node it replaces fails the rewrite with an error naming the rule.
+   A new context starts with it on when UOPC_DEBUG contains "check". */
+UOPC_API void uopc_ctx_set_check(uopc_ctx *c, int on);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,237 @@
+/* uopc/uop.h - the UOp graph: context, nodes, construction, traversal.
+ *
+ * A context (uopc_ctx) owns every node built in it.  Nodes are hash consed:
+ * building a node equal in op, dtype, arg, shape and sources to an existing
+ * one returns the existing pointer, so node equality is pointer equality.
+ * Nodes are immutable (their public fields are read-only) and are freed all
+ * at once with the context.  Every node has a dense id (0, 1, 2, ... in order
+ * of creation) so that passes can keep side tables in arrays.
+ *
+ * Construction checks dtype and shape.  A bad node is refused: the
+ * constructor returns NULL and records an error in the context (see
+ * uopc_ctx_error), e.g. "ADD shape mismatch (2,) vs (3,)".  Every
+ * constructor returns NULL when given a NULL source, without overwriting the
+ * first error, so nested calls need only one check at the end.
+ */
+#ifndef UOPC_UOP_H
+#define UOPC_UOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uopc/error.h"
+#include "uopc/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UOPC_API __attribute__((visibility("default")))
+
+/* Largest rank of a shape. */
+#define UOPC_MAX_DIMS 64
+/* Largest element count of a shape (indices are i32). */
+#define UOPC_MAX_ELEMS 2147483647LL
+
+typedef struct uopc_ctx uopc_ctx;
+typedef struct uopc_node uopc_node;
+
+/* The arg of a node; which fields mean something depends on the op:
+ *   CONST          bool/i32: i;  f32/f16: f (a double, not rounded to the
+ *                  dtype; every NaN is stored as the same quiet NaN)
+ *   PARAM, BUFFER  i = slot;  v[0..n) = shape
+ *   RANGE          i = idx
+ *   RESHAPE EXPAND v[0..n) = the new shape
+ *   PERMUTE        v[0..n) = the permutation
+ *   SHRINK         v[0..2n) = b0, e0, b1, e1, ...  (n = number of axes)
+ *   REDUCE         rop = UOPC_ADD, UOPC_MUL or UOPC_MAX;  i = pop (K)
+ *   CALL           name = optional name (NULL: none)
+ * Unused fields are zero.  Constructors copy v and name into the context. */
+typedef struct uopc_arg {
+  int64_t i;
+  double f;
+  uint32_t rop;
+  uint32_t n;
+  const int32_t *v;
+  const char *name;
+} uopc_arg;
+
+/* A node.  All fields are read-only. */
+struct uopc_node {
+  uint32_t id;            /* dense: 0 .. uopc_ctx_count(c)-1 */
+  uint8_t op;             /* uopc_op */
+  uint8_t dtype;          /* uopc_dtype */
+  uint8_t ndim;           /* rank of shape */
+  uint8_t flags;          /* UOPC_NF_* */
+  uint32_t nsrc;          /* number of sources */
+  uint32_t hash;          /* structural hash */
+  uint64_t srcops;        /* bit (1 << op) for the op of every source */
+  const int32_t *shape;   /* ndim dims, each >= 1 */
+  uopc_arg arg;           /* see uopc_arg */
+  /* caches, filled lazily by the algebra (pure functions of the node) */
+  int64_t vmin, vmax;     /* valid when flags & UOPC_NF_BOUNDS */
+  uopc_node *simplified;  /* simplify(node), or NULL when not known */
+  uopc_node *src[];       /* nsrc sources */
+};
+
+#define UOPC_NF_ADDR 1u    /* an INDEX into a BUFFER: usable only by LOAD/STORE */
+#define UOPC_NF_BOUNDS 2u  /* vmin/vmax are computed */
+
+/* ---- context ------------------------------------------------------------ */
+
+/* A pluggable allocator: realloc_fn(ud, p, old_size, new_size) with the
+   contract of realloc, free when new_size is 0 (return value ignored).
+   Returning NULL for new_size > 0 is an allocation failure, which every
+   entry point reports as UOPC_ERR_NOMEM. */
+typedef struct uopc_alloc {
+  void *(*realloc_fn)(void *ud, void *p, size_t old_size, size_t new_size);
+  void *ud;
+} uopc_alloc;
+
+/* Creates a context.  alloc may be NULL (use malloc).  Returns NULL when
+   out of memory. */
+UOPC_API uopc_ctx *uopc_ctx_new(const uopc_alloc *alloc);
+/* Frees the context and every node, pattern and buffer it owns. NULL is ok. */
+UOPC_API void uopc_ctx_free(uopc_ctx *c);
+/* Number of nodes built so far (ids are 0 .. count-1). */
+UOPC_API uint32_t uopc_ctx_count(const uopc_ctx *c);
+/* The node with this id. */
+UOPC_API uopc_node *uopc_ctx_node(const uopc_ctx *c, uint32_t id);
+/* The first error recorded since the last uopc_ctx_clear_error, or NULL. */
+UOPC_API const uopc_error *uopc_ctx_error(const uopc_ctx *c);
+/* Forgets the recorded error. */
+UOPC_API void uopc_ctx_clear_error(uopc_ctx *c);
+/* Records an error (printf-style message) unless one is already recorded.
+   Returns NULL so that rules and constructors can `return uopc_fail(...)`. */
+UOPC_API void *uopc_fail(uopc_ctx *c, uopc_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Memory from the context's allocator; free with uopc_mem_free. */
+UOPC_API void *uopc_mem_alloc(uopc_ctx *c, size_t n);
+UOPC_API void *uopc_mem_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n);
+UOPC_API void uopc_mem_free(uopc_ctx *c, void *p, size_t n);
+
+/* ---- op and dtype properties -------------------------------------------- */
+
+/* "ADD", "FLOORDIV", ... */
+UOPC_API const char *uopc_op_name(uopc_op op);
+/* "add", "floordiv", ... (the .uir spelling) */
+UOPC_API const char *uopc_op_spelling(uopc_op op);
+/* The op spelled s in .uir (case-sensitive, lower case), or -1. */
+UOPC_API int uopc_op_parse(const char *s, size_t len);
+/* Arity, -1 for any number. */
+UOPC_API int uopc_op_arity(uopc_op op);
+/* UOPC_F_* flags. */
+UOPC_API unsigned uopc_op_flags(uopc_op op);
+/* "bool", "i32", "f32", "f16", "void" */
+UOPC_API const char *uopc_dtype_name(uopc_dtype t);
+/* The dtype named s, or -1. */
+UOPC_API int uopc_dtype_parse(const char *s, size_t len);
+/* 1 for f32 and f16. */
+UOPC_API int uopc_dtype_is_float(uopc_dtype t);
+
+/* ---- construction ------------------------------------------------------- */
+
+/* The general constructor.  dtype is needed for CONST, PARAM, BUFFER and
+   CAST (the target); for every other op pass UOPC_VOID and it is inferred
+   (passing the inferred dtype is also accepted).  Shape and dtype are
+   inferred from sources and arg and checked; on any violation returns NULL
+   with an error naming the op and the problem.  arg may be NULL (all zero). */
+UOPC_API uopc_node *uopc_make(uopc_ctx *c, uopc_op op, uopc_dtype dtype,
+                              uopc_node *const *src, uint32_t nsrc, const uopc_arg *arg);
+/* u with its sources replaced (same op, dtype and arg); u itself when src
+   equals u's sources.  Checked like uopc_make. */
+UOPC_API uopc_node *uopc_replace(uopc_ctx *c, uopc_node *u, uopc_node *const *src, uint32_t nsrc);
+
+/* Constants (always scalars).  uopc_const_i: bool (v != 0) or i32 (v must fit)
+   or a float dtype (v converted exactly).  uopc_const_f: f32/f16 only. */
+UOPC_API uopc_node *uopc_const_i(uopc_ctx *c, uopc_dtype t, int64_t v);
+UOPC_API uopc_node *uopc_const_f(uopc_ctx *c, uopc_dtype t, double v);
+/* A constant of x's dtype with value v (ints: v truncated toward zero must fit). */
+UOPC_API uopc_node *uopc_const_like(uopc_ctx *c, const uopc_node *x, double v);
+/* An f32/f16 constant's value, or a bool/i32 constant's as a double. */
+UOPC_API double uopc_const_value(const uopc_node *k);
+
+UOPC_API uopc_node *uopc_param(uopc_ctx *c, int64_t slot, uopc_dtype t, const int32_t *shape, uint32_t ndim);
+UOPC_API uopc_node *uopc_buffer(uopc_ctx *c, int64_t slot, uopc_dtype t, int32_t n);
+UOPC_API uopc_node *uopc_range(uopc_ctx *c, uopc_node *end, int64_t idx);
+
+/* ALU ops.  uopc_alu: any ALU op except CAST with its sources. */
+UOPC_API uopc_node *uopc_alu(uopc_ctx *c, uopc_op op, uopc_node *const *src, uint32_t n);
+UOPC_API uopc_node *uopc_alu1(uopc_ctx *c, uopc_op op, uopc_node *a);
+UOPC_API uopc_node *uopc_alu2(uopc_ctx *c, uopc_op op, uopc_node *a, uopc_node *b);
+UOPC_API uopc_node *uopc_add(uopc_ctx *c, uopc_node *a, uopc_node *b);
+UOPC_API uopc_node *uopc_mul(uopc_ctx *c, uopc_node *a, uopc_node *b);
+UOPC_API uopc_node *uopc_max(uopc_ctx *c, uopc_node *a, uopc_node *b);
+UOPC_API uopc_node *uopc_lt(uopc_ctx *c, uopc_node *a, uopc_node *b);
+UOPC_API uopc_node *uopc_ne(uopc_ctx *c, uopc_node *a, uopc_node *b);
+UOPC_API uopc_node *uopc_idiv(uopc_ctx *c, uopc_node *a, uopc_node *b);  /* FLOORDIV */
+UOPC_API uopc_node *uopc_mod(uopc_ctx *c, uopc_node *a, uopc_node *b);   /* FLOORMOD */
+/* -x is x * -1; x - y is x + (-y) (the seed's sugar). */
+UOPC_API uopc_node *uopc_neg(uopc_ctx *c, uopc_node *a);
+UOPC_API uopc_node *uopc_sub(uopc_ctx *c, uopc_node *a, uopc_node *b);
+/* Sugar with a constant of x's dtype on the right: x + k, x * k, x // k, x % k, x < k. */
+UOPC_API uopc_node *uopc_add_k(uopc_ctx *c, uopc_node *x, double k);
+UOPC_API uopc_node *uopc_mul_k(uopc_ctx *c, uopc_node *x, double k);
+UOPC_API uopc_node *uopc_idiv_k(uopc_ctx *c, uopc_node *x, double k);
+UOPC_API uopc_node *uopc_mod_k(uopc_ctx *c, uopc_node *x, double k);
+UOPC_API uopc_node *uopc_lt_k(uopc_ctx *c, uopc_node *x, double k);
+UOPC_API uopc_node *uopc_where(uopc_ctx *c, uopc_node *cond, uopc_node *a, uopc_node *b);
+UOPC_API uopc_node *uopc_cast(uopc_ctx *c, uopc_node *a, uopc_dtype t);
+
+UOPC_API uopc_node *uopc_stack(uopc_ctx *c, uopc_node *const *src, uint32_t n);
+/* x indexed by idx[0..n) (i32 scalars).  n = 0 is allowed (INDEX(x)). */
+UOPC_API uopc_node *uopc_index(uopc_ctx *c, uopc_node *x, uopc_node *const *idx, uint32_t n);
+/* Apply body to args[0..n); name may be NULL. */
+UOPC_API uopc_node *uopc_call(uopc_ctx *c, uopc_node *body, uopc_node *const *args, uint32_t n, const char *name);
+
+UOPC_API uopc_node *uopc_reshape(uopc_ctx *c, uopc_node *x, const int32_t *shape, uint32_t ndim);
+UOPC_API uopc_node *uopc_expand(uopc_ctx *c, uopc_node *x, const int32_t *shape, uint32_t ndim);
+UOPC_API uopc_node *uopc_permute(uopc_ctx *c, uopc_node *x, const int32_t *perm, uint32_t ndim);
+/* bounds: b0, e0, b1, e1, ... for each of the ndim axes. */
+UOPC_API uopc_node *uopc_shrink(uopc_ctx *c, uopc_node *x, const int32_t *bounds, uint32_t ndim);
+/* rop: UOPC_ADD, UOPC_MUL or UOPC_MAX; reduces the last pop axes. */
+UOPC_API uopc_node *uopc_reduce(uopc_ctx *c, uopc_node *x, uopc_op rop, int64_t pop);
+
+UOPC_API uopc_node *uopc_load(uopc_ctx *c, uopc_node *addr);
+UOPC_API uopc_node *uopc_store(uopc_ctx *c, uopc_node *addr, uopc_node *value);
+UOPC_API uopc_node *uopc_end(uopc_ctx *c, uopc_node *value, uopc_node *const *ranges, uint32_t n);
+UOPC_API uopc_node *uopc_sink(uopc_ctx *c, uopc_node *const *src, uint32_t n);
+
+/* ---- queries and traversal ---------------------------------------------- */
+
+/* Number of elements of u's shape (1 for scalars). */
+UOPC_API int64_t uopc_numel(const uopc_node *u);
+/* Writes "(2, 3)" style (Python tuple spelling: "()", "(3,)") into buf. */
+UOPC_API void uopc_shape_str(const int32_t *shape, uint32_t ndim, char *buf, size_t size);
+
+/* All nodes reachable from root, each once, in the seed's toposort order
+   (depth first, sources left to right, post-order).  Returns an array of
+   *n nodes from uopc_mem_alloc (free with uopc_mem_free(c, p, n*sizeof(p[0]))),
+   or NULL on allocation failure.  Iterative: any depth is fine. */
+UOPC_API uopc_node **uopc_toposort(uopc_ctx *c, uopc_node *root, uint32_t *n);
+/* Number of distinct nodes reachable from root. */
+UOPC_API uint32_t uopc_graph_size(uopc_ctx *c, uopc_node *root);
+
+/* root with every node from[i] replaced by to[i] (all occurrences, bottom up,
+   rebuilding users).  NULL with an error if a rebuilt node fails its checks. */
+UOPC_API uopc_node *uopc_substitute(uopc_ctx *c, uopc_node *root, uopc_node *const *from,
+                                    uopc_node *const *to, uint32_t n);
+
+/* The PARAMs of a CALL body, not looking inside nested CALL bodies (the
+   src[0] of a CALL met on the way), sorted by slot then by id.  Returns an
+   array from uopc_mem_alloc (*n entries; free with uopc_mem_free), NULL with
+   *n = 0 when there are none or on allocation failure (check the error). */
+UOPC_API uopc_node **uopc_call_params(uopc_ctx *c, uopc_node *body, uint32_t *n);
+
+/* The seed's one-line `show` form: add(mul(p0, 3), 6).  CONST prints its
+   literal (Python repr of the value at its dtype: 3, 2.0, True), PARAM as
+   p<slot>, BUFFER as b<slot>, RANGE as r<idx>; other ops as
+   lowercase(op)(sources..., args...).  Returns a string from uopc_mem_alloc
+   (free with uopc_mem_free(c, s, strlen(s) + 1)), or NULL.  Shared subterms
+   are printed each time; output longer than max_len is cut with "...". */
+UOPC_API char *uopc_show(uopc_ctx *c, const uopc_node *u, size_t max_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,11 @@
+/* uopc/uopc.h - everything. */
+#ifndef UOPC_UOPC_H
+#define UOPC_UOPC_H
+#include "uopc/error.h"
+#include "uopc/ops.h"
+#include "uopc/uop.h"
+#include "uopc/rewrite.h"
+#include "uopc/uir.h"
+#include "uopc/algebra.h"
+#include "uopc/eval.h"
+#endif

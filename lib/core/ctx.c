@@ -1,0 +1,178 @@
+/* lib/core/ctx.c - context lifetime, the allocation choke point, errors,
+ * debug switches and the pool of side tables.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ctx.h"
+
+#define CHUNK_MIN (64u * 1024u)
+
+static void *default_realloc(void *ud, void *p, size_t old_n, size_t new_n) {
+  (void)ud, (void)old_n;
+  if (new_n == 0) {
+    free(p);
+    return NULL;
+  }
+  return realloc(p, new_n);
+}
+
+void uopi_die(const char *file, int line, const char *what) {
+  fprintf(stderr, "uopc: internal error at %s:%d: %s\n", file, line, what);
+  abort();
+}
+
+void *uopi_raw_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n) {
+  return c->alloc.realloc_fn(c->alloc.ud, p, old_n, new_n);
+}
+
+void *uopc_mem_alloc(uopc_ctx *c, size_t n) { return uopc_mem_realloc(c, NULL, 0, n); }
+
+void *uopc_mem_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n) {
+  if (new_n == 0) new_n = 1;
+  void *q = uopi_raw_realloc(c, p, old_n, new_n);
+  if (!q) uopc_fail(c, UOPC_ERR_NOMEM, "out of memory (%zu bytes)", new_n);
+  return q;
+}
+
+void uopc_mem_free(uopc_ctx *c, void *p, size_t n) {
+  if (p) uopi_raw_realloc(c, p, n, 0);
+}
+
+int uopi_grow(uopc_ctx *c, void **p, uint32_t *cap, uint32_t need, size_t elem) {
+  if (need <= *cap) return 1;
+  uint64_t ncap = *cap ? *cap : 16;
+  while (ncap < need) ncap *= 2;
+  if (ncap > UINT32_MAX) ncap = UINT32_MAX;
+  if (ncap < need || ncap * elem > SIZE_MAX / 2) {
+    uopc_fail(c, UOPC_ERR_NOMEM, "out of memory (array of %u)", need);
+    return 0;
+  }
+  void *q = uopc_mem_realloc(c, *p, (size_t)*cap * elem, (size_t)ncap * elem);
+  if (!q) return 0;
+  *p = q;
+  *cap = (uint32_t)ncap;
+  return 1;
+}
+
+void *uopi_arena(uopc_ctx *c, size_t n) {
+  n = (n + 15u) & ~(size_t)15u;
+  if (n > c->left) {
+    size_t sz = n > CHUNK_MIN ? n : CHUNK_MIN;
+    size_t total = sizeof(uopi_chunk) + sz + 16;
+    uopi_chunk *ch = uopi_raw_realloc(c, NULL, 0, total);
+    if (!ch) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory (%zu bytes)", total);
+    ch->size = total;
+    ch->next = c->chunks;
+    c->chunks = ch;
+    uintptr_t a = ((uintptr_t)ch->data + 15u) & ~(uintptr_t)15u;
+    c->cur = (char *)a;
+    c->left = sz;
+  }
+  void *p = c->cur;
+  c->cur += n;
+  c->left -= n;
+  return p;
+}
+
+uopc_ctx *uopc_ctx_new(const uopc_alloc *alloc) {
+  uopc_alloc a = alloc && alloc->realloc_fn ? *alloc : (uopc_alloc){default_realloc, NULL};
+  uopc_ctx *c = a.realloc_fn(a.ud, NULL, 0, sizeof *c);
+  if (!c) return NULL;
+  memset(c, 0, sizeof *c);
+  c->alloc = a;
+  const char *dbg = getenv("UOPC_DEBUG");
+  if (dbg && strstr(dbg, "rewrite")) c->trace = stderr;
+  if (dbg && strstr(dbg, "check")) c->check = 1;
+  return c;
+}
+
+void uopc_ctx_free(uopc_ctx *c) {
+  if (!c) return;
+  for (uint32_t i = 0; i < c->n_tables; i++) {
+    uopi_table *t = c->tables_all[i];
+    if (t->e) uopi_raw_realloc(c, t->e, (size_t)t->cap * sizeof *t->e, 0);
+    uopi_raw_realloc(c, t, sizeof *t, 0);
+  }
+  for (uopi_chunk *ch = c->chunks, *nx; ch; ch = nx) {
+    nx = ch->next;
+    uopi_raw_realloc(c, ch, ch->size, 0);
+  }
+  if (c->nodes) uopi_raw_realloc(c, c->nodes, (size_t)c->cap_nodes * sizeof *c->nodes, 0);
+  if (c->slots) uopi_raw_realloc(c, c->slots, ((size_t)c->mask + 1) * sizeof *c->slots, 0);
+  uopc_alloc a = c->alloc;
+  a.realloc_fn(a.ud, c, sizeof *c, 0);
+}
+
+uint32_t uopc_ctx_count(const uopc_ctx *c) { return c->n_nodes; }
+uopc_node *uopc_ctx_node(const uopc_ctx *c, uint32_t id) { return id < c->n_nodes ? c->nodes[id] : NULL; }
+const uopc_error *uopc_ctx_error(const uopc_ctx *c) { return c->has_err ? &c->err : NULL; }
+
+void uopc_ctx_clear_error(uopc_ctx *c) {
+  c->has_err = 0;
+  memset(&c->err, 0, sizeof c->err);
+}
+
+void *uopc_fail(uopc_ctx *c, uopc_status code, const char *fmt, ...) {
+  if (c->has_err) return NULL;
+  c->has_err = 1;
+  c->err.code = code;
+  c->err.file = NULL;
+  c->err.line = c->err.col = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->err.msg, sizeof c->err.msg, fmt, ap);
+  va_end(ap);
+  return NULL;
+}
+
+void uopc_ctx_set_trace(uopc_ctx *c, FILE *f) { c->trace = f; }
+void uopc_ctx_set_check(uopc_ctx *c, int on) { c->check = on != 0; }
+FILE *uopi_trace(const uopc_ctx *c) { return c->trace; }
+int uopi_check(const uopc_ctx *c) { return c->check; }
+
+/* ---- side tables ---- */
+
+uopi_table *uopi_table_acquire(uopc_ctx *c) {
+  uopi_table *t = c->tables_free;
+  if (t) {
+    c->tables_free = t->next_free;
+  } else {
+    if (c->n_tables == sizeof c->tables_all / sizeof c->tables_all[0])
+      return uopc_fail(c, UOPC_ERR_REWRITE, "passes nested too deeply (more than 64 side tables)");
+    t = uopc_mem_alloc(c, sizeof *t);
+    if (!t) return NULL;
+    memset(t, 0, sizeof *t);
+    c->tables_all[c->n_tables++] = t;
+  }
+  t->next_free = NULL;
+  if (++t->cur == 0) { /* generation wrapped: really clear */
+    for (uint32_t i = 0; i < t->cap; i++) t->e[i].gen = 0;
+    t->cur = 1;
+  }
+  return t;
+}
+
+void uopi_table_release(uopc_ctx *c, uopi_table *t) {
+  if (!t) return;
+  t->next_free = c->tables_free;
+  c->tables_free = t;
+}
+
+int uopi_table_set(uopc_ctx *c, uopi_table *t, uint32_t id, void *v) {
+  if (id >= t->cap) {
+    uint32_t need = id + 1 > c->n_nodes ? id + 1 : c->n_nodes;
+    uint64_t ncap = t->cap ? t->cap : 64;
+    while (ncap < need) ncap *= 2;
+    if (ncap > UINT32_MAX) ncap = UINT32_MAX;
+    uopi_slot *ne = uopc_mem_realloc(c, t->e, (size_t)t->cap * sizeof *ne, (size_t)ncap * sizeof *ne);
+    if (!ne) return 0;
+    memset(ne + t->cap, 0, (size_t)(ncap - t->cap) * sizeof *ne);
+    t->e = ne;
+    t->cap = (uint32_t)ncap;
+  }
+  t->e[id].val = v;
+  t->e[id].gen = t->cur;
+  return 1;
+}

@@ -1,0 +1,44 @@
+/* lib/core/ctx.h - the context: allocator, arena, node table, hash-cons
+ * table, error slot, debug switches, pool of side tables.
+ */
+#ifndef UOPI_CORE_CTX_H
+#define UOPI_CORE_CTX_H
+
+#include "internal.h"
+
+typedef struct uopi_chunk {
+  struct uopi_chunk *next;
+  size_t size;
+  char data[];
+} uopi_chunk;
+
+struct uopc_ctx {
+  uopc_alloc alloc;
+  /* arena: nodes, shapes, args; freed with the context */
+  uopi_chunk *chunks;
+  char *cur;
+  size_t left;
+  /* nodes by id */
+  uopc_node **nodes;
+  uint32_t n_nodes, cap_nodes;
+  /* hash-cons table: open addressing, linear probing, node pointers */
+  uopc_node **slots;
+  uint32_t mask;
+  /* the first error since the last clear */
+  uopc_error err;
+  int has_err;
+  /* debug switches */
+  FILE *trace;
+  int check;
+  /* side tables */
+  uopi_table *tables_free;
+  uopi_table *tables_all[64];
+  uint32_t n_tables;
+};
+
+/* Raw allocation through the context's allocator (no error recorded). */
+UOPI_FUNC void *uopi_raw_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n);
+/* Arena memory, 16-byte aligned, lives as long as the context; NULL + error on OOM. */
+UOPI_FUNC void *uopi_arena(uopc_ctx *c, size_t n);
+
+#endif

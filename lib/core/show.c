@@ -1,0 +1,131 @@
+/* lib/core/show.c - the seed's one-line `show` form, used by the rewrite
+ * trace: add(mul(p0, 3), 6).  Iterative; long output is cut with "...".
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "core/ctx.h"
+
+typedef struct sbuf {
+  uopc_ctx *c;
+  char *s;
+  uint32_t n, cap;
+  size_t max;
+  int ok, cut;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...) {
+  if (!b->ok || b->cut) return;
+  char tmp[96];
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (w < 0) return;
+  size_t len = (size_t)w < sizeof tmp ? (size_t)w : sizeof tmp - 1;
+  if (b->n + len > b->max) {
+    len = b->max > b->n ? b->max - b->n : 0;
+    b->cut = 1;
+  }
+  if (!uopi_grow(b->c, (void **)&b->s, &b->cap, b->n + (uint32_t)len + 4, 1)) {
+    b->ok = 0;
+    return;
+  }
+  memcpy(b->s + b->n, tmp, len);
+  b->n += (uint32_t)len;
+  if (b->cut) {
+    memcpy(b->s + b->n, "...", 3);
+    b->n += 3;
+  }
+}
+
+static void put_leaf(sbuf *b, const uopc_node *u) {
+  char num[40];
+  switch (u->op) {
+  case UOPC_CONST:
+    if (u->dtype == UOPC_BOOL) put(b, "%s", u->arg.i ? "True" : "False");
+    else if (u->dtype == UOPC_I32) put(b, "%lld", (long long)u->arg.i);
+    else {
+      uopc_fmt_double(u->arg.f, num);
+      put(b, "%s", num);
+    }
+    break;
+  case UOPC_PARAM: put(b, "p%lld", (long long)u->arg.i); break;
+  case UOPC_BUFFER: put(b, "b%lld", (long long)u->arg.i); break;
+  case UOPC_RANGE: put(b, "r%lld", (long long)u->arg.i); break;
+  default: uopi_unreachable();
+  }
+}
+
+static int is_leaf(const uopc_node *u) {
+  return u->op == UOPC_CONST || u->op == UOPC_PARAM || u->op == UOPC_BUFFER || u->op == UOPC_RANGE;
+}
+
+/* the args of an op, after its sources: ", (1, 1)", ", add, 1", ", i32" */
+static void put_args(sbuf *b, const uopc_node *u) {
+  switch (u->op) {
+  case UOPC_RESHAPE: case UOPC_EXPAND: case UOPC_PERMUTE: {
+    char sh[256];
+    uopc_shape_str(u->arg.v, u->arg.n, sh, sizeof sh);
+    put(b, ", %s", sh);
+    break;
+  }
+  case UOPC_SHRINK:
+    put(b, ", (");
+    for (uint32_t i = 0; i < u->arg.n; i++) put(b, "%s(%d, %d)", i ? ", " : "", u->arg.v[2 * i], u->arg.v[2 * i + 1]);
+    put(b, u->arg.n == 1 ? ",)" : ")");
+    break;
+  case UOPC_REDUCE: put(b, ", %s, %lld", uopc_op_spelling((uopc_op)u->arg.rop), (long long)u->arg.i); break;
+  case UOPC_CAST: put(b, ", %s", uopc_dtype_name((uopc_dtype)u->dtype)); break;
+  default: break;
+  }
+}
+
+typedef struct sframe {
+  const uopc_node *u;
+  uint32_t next;
+} sframe;
+
+char *uopc_show(uopc_ctx *c, const uopc_node *u, size_t max_len) {
+  if (!u) return uopc_fail(c, UOPC_ERR_ARG, "show: NULL node");
+  sbuf b = {c, NULL, 0, 0, max_len ? max_len : 1, 1, 0};
+  sframe *st = NULL;
+  uint32_t cap = 0, sp = 0;
+  if (!uopi_grow(c, (void **)&st, &cap, 16, sizeof *st)) return NULL;
+  st[sp++] = (sframe){u, 0};
+  while (sp && b.ok && !b.cut) {
+    sframe *f = &st[sp - 1];
+    const uopc_node *x = f->u;
+    if (is_leaf(x)) {
+      put_leaf(&b, x);
+      sp--;
+      continue;
+    }
+    if (f->next == 0) put(&b, "%s(", uopc_op_spelling((uopc_op)x->op));
+    if (f->next < x->nsrc) {
+      if (f->next) put(&b, ", ");
+      const uopc_node *s = x->src[f->next++];
+      if (!uopi_grow(c, (void **)&st, &cap, sp + 1, sizeof *st)) {
+        b.ok = 0;
+        break;
+      }
+      st[sp++] = (sframe){s, 0};
+      continue;
+    }
+    put_args(&b, x);
+    put(&b, ")");
+    sp--;
+  }
+  uopc_mem_free(c, st, (size_t)cap * sizeof *st);
+  if (b.ok && !uopi_grow(c, (void **)&b.s, &b.cap, b.n + 1, 1)) b.ok = 0;
+  if (!b.ok) {
+    uopc_mem_free(c, b.s, b.cap);
+    return NULL;
+  }
+  b.s[b.n] = 0;
+  /* shrink so that the caller can free with strlen + 1 */
+  char *r = uopc_mem_realloc(c, b.s, b.cap, (size_t)b.n + 1);
+  if (!r) uopc_mem_free(c, b.s, b.cap);
+  return r;
+}

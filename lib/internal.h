@@ -1,0 +1,56 @@
+/* lib/internal.h - what the library's files share and users do not see.
+ *
+ * Prefixes: uopc_ is public (include/uopc/), uopi_ is internal (hidden
+ * visibility), static functions have no prefix.
+ */
+#ifndef UOPI_INTERNAL_H
+#define UOPI_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "uopc/uopc.h"
+
+#define UOPI_FUNC __attribute__((visibility("hidden"))) extern
+
+/* Bugs are not errors: an internal invariant that fails aborts with a
+   location.  User input never reaches these. */
+UOPI_FUNC void uopi_die(const char *file, int line, const char *what) __attribute__((noreturn));
+#define UOPI_ASSERT(x) ((x) ? (void)0 : uopi_die(__FILE__, __LINE__, #x))
+#define uopi_unreachable() uopi_die(__FILE__, __LINE__, "unreachable")
+
+/* ---- side tables keyed by node id --------------------------------------
+ * A table maps node ids to pointers.  Acquiring one is O(1) (a generation
+ * counter clears it); tables come from a per-context pool, so nested passes
+ * (a rule calling simplify inside graph_rewrite) each get their own.  A table
+ * grows to any id on set. */
+typedef struct uopi_slot {
+  void *val;
+  uint32_t gen;
+} uopi_slot;
+
+typedef struct uopi_table {
+  uopi_slot *e;
+  uint32_t cap;
+  uint32_t cur;
+  struct uopi_table *next_free;
+} uopi_table;
+
+UOPI_FUNC uopi_table *uopi_table_acquire(uopc_ctx *c);   /* NULL on OOM (error set) */
+UOPI_FUNC void uopi_table_release(uopc_ctx *c, uopi_table *t);
+static inline void *uopi_table_get(const uopi_table *t, uint32_t id) {
+  return (id < t->cap && t->e[id].gen == t->cur) ? t->e[id].val : NULL;
+}
+UOPI_FUNC int uopi_table_set(uopc_ctx *c, uopi_table *t, uint32_t id, void *v); /* 0 on OOM */
+
+/* ---- debug switches ------------------------------------------------------
+ * Read from the context (set from UOPC_DEBUG when the context is made). */
+UOPI_FUNC FILE *uopi_trace(const uopc_ctx *c);     /* NULL: off */
+UOPI_FUNC int uopi_check(const uopc_ctx *c);       /* dtype/shape check of rules */
+
+/* ---- growable arrays (through the context's allocator) ------------------ */
+/* Makes room for at least need elements of size elem in *p (capacity *cap).
+   Returns 0 on OOM (error set). */
+UOPI_FUNC int uopi_grow(uopc_ctx *c, void **p, uint32_t *cap, uint32_t need, size_t elem);
+
+#endif
