@@ -50,6 +50,10 @@ UOPC_API int64_t uopc_vmax(uopc_ctx *c, uopc_node *u);
 UOPC_API const uopc_matcher *uopc_rules_fold(void);
 UOPC_API const uopc_matcher *uopc_rules_symbolic(void);
 
+/* The symbolic rule table itself (fold first), for building matchers that
+   reorder or extend it. *n receives the number of rules. */
+UOPC_API const uopc_rule *uopc_rules_symbolic_table(size_t *n);
+
 /* graph_rewrite(u, symbolic), memoized on the node.  NULL on error. */
 UOPC_API uopc_node *uopc_simplify(uopc_ctx *c, uopc_node *u);
 

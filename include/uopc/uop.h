@@ -148,6 +148,9 @@ UOPC_API uopc_node *uopc_const_i(uopc_ctx *c, uopc_dtype t, int64_t v);
 UOPC_API uopc_node *uopc_const_f(uopc_ctx *c, uopc_dtype t, double v);
 /* A constant of x's dtype with value v (ints: v truncated toward zero must fit). */
 UOPC_API uopc_node *uopc_const_like(uopc_ctx *c, const uopc_node *x, double v);
+/* A constant like x broadcast to x's shape: the constant itself for a
+   scalar x, else expand(reshape(k, (1,...)), shape(x)) (the .uir sugar). */
+UOPC_API uopc_node *uopc_full_like(uopc_ctx *c, uopc_node *x, double v);
 /* An f32/f16 constant's value, or a bool/i32 constant's as a double. */
 UOPC_API double uopc_const_value(const uopc_node *k);
 

@@ -1,0 +1,138 @@
+/* lib/algebra/bounds.c - interval arithmetic over the IR (seed 3.4).
+ *
+ * vmin(u) <= value <= vmax(u) for every execution.  Sound, not tight: an i32
+ * interval that might wrap is the full range; floats and shaped values get
+ * the full range of their dtype (floats as INT64_MIN..INT64_MAX, standing
+ * for -inf..inf).  Cached on the node; computed bottom-up without recursion.
+ */
+#include <stdint.h>
+
+#include "internal.h"
+
+typedef struct iv {
+  int64_t lo, hi;
+} iv;
+
+static iv full(uopc_dtype t) {
+  switch (t) {
+  case UOPC_BOOL: return (iv){0, 1};
+  case UOPC_I32: return (iv){INT32_MIN, INT32_MAX};
+  default: return (iv){INT64_MIN, INT64_MAX};
+  }
+}
+
+static int64_t fdiv(int64_t a, int64_t b) { /* floor division, b > 0 */
+  int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+static int64_t min2(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max2(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static iv get(const uopc_node *u) { return (iv){u->vmin, u->vmax}; }
+
+/* The interval of u from its sources' (already computed) intervals. */
+static iv compute(const uopc_node *u) {
+  uopc_dtype d = (uopc_dtype)u->dtype;
+  if (u->op == UOPC_CONST) return uopc_dtype_is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
+  if (u->op == UOPC_RANGE) return (iv){0, max2(0, u->src[0]->vmax - 1)};
+  if (uopc_dtype_is_float(d) || u->ndim != 0 || d == UOPC_VOID) return full(d);
+  if (u->op == UOPC_CAST && u->src[0]->dtype == UOPC_BOOL) return get(u->src[0]);
+  if (u->op == UOPC_WHERE) {
+    iv c = get(u->src[0]), a = get(u->src[1]), b = get(u->src[2]);
+    if (c.lo) return a;
+    if (!c.hi) return b;
+    return (iv){min2(a.lo, b.lo), max2(a.hi, b.hi)};
+  }
+  if (!(uopc_op_flags((uopc_op)u->op) & UOPC_F_ALU) || u->nsrc != 2) return full(d);
+  iv a = get(u->src[0]), b = get(u->src[1]);
+  int operands_float = uopc_dtype_is_float((uopc_dtype)u->src[0]->dtype);
+  if (d == UOPC_BOOL && !(u->op == UOPC_CMPLT || u->op == UOPC_CMPNE)) {
+    switch (u->op) { /* bool: add is or, mul is and, max is or */
+    case UOPC_ADD: case UOPC_MAX: return (iv){a.lo | b.lo, a.hi | b.hi};
+    case UOPC_MUL: return (iv){a.lo & b.lo, a.hi & b.hi};
+    default: return full(d);
+    }
+  }
+  switch (u->op) {
+  case UOPC_ADD: return (iv){a.lo + b.lo, a.hi + b.hi};
+  case UOPC_MUL: {
+    int64_t p[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+    iv r = {p[0], p[0]};
+    for (int i = 1; i < 4; i++) r.lo = min2(r.lo, p[i]), r.hi = max2(r.hi, p[i]);
+    return r;
+  }
+  case UOPC_MAX: return (iv){max2(a.lo, b.lo), max2(a.hi, b.hi)};
+  case UOPC_FLOORDIV:
+    if (b.lo == b.hi && b.lo > 0) return (iv){fdiv(a.lo, b.lo), fdiv(a.hi, b.lo)};
+    return full(d);
+  case UOPC_FLOORMOD:
+    if (b.lo == b.hi && b.lo > 0) return (0 <= a.lo && a.hi < b.lo) ? a : (iv){0, b.lo - 1};
+    return full(d);
+  case UOPC_CMPLT:
+    if (operands_float) return full(d);
+    if (a.hi < b.lo) return (iv){1, 1};
+    if (a.lo >= b.hi) return (iv){0, 0};
+    return (iv){0, 1};
+  case UOPC_CMPNE:
+    if (operands_float) return full(d);
+    if (a.hi < b.lo || b.hi < a.lo) return (iv){1, 1};
+    if (a.lo == a.hi && b.lo == b.hi && a.lo == b.lo) return (iv){0, 0};
+    return (iv){0, 1};
+  default: return full(d);
+  }
+}
+
+static void set(uopc_node *u) {
+  iv r = compute(u);
+  iv f = full((uopc_dtype)u->dtype);
+  if ((u->dtype == UOPC_I32 || u->dtype == UOPC_BOOL) && (r.lo < f.lo || r.hi > f.hi)) r = f; /* might wrap */
+  u->vmin = r.lo;
+  u->vmax = r.hi;
+  u->flags |= UOPC_NF_BOUNDS;
+}
+
+/* Computes bounds for u and every source that lacks them, post-order. */
+static int ensure(uopc_ctx *c, uopc_node *u) {
+  if (u->flags & UOPC_NF_BOUNDS) return 1;
+  typedef struct {
+    uopc_node *u;
+    uint32_t next;
+  } fr;
+  fr small[64], *st = small;
+  uint32_t cap = 64, sp = 0;
+  st[sp++] = (fr){u, 0};
+  while (sp) {
+    fr *f = &st[sp - 1];
+    if (f->next < f->u->nsrc) {
+      uopc_node *s = f->u->src[f->next++];
+      if (s->flags & UOPC_NF_BOUNDS) continue;
+      if (sp == cap) {
+        fr *ns = uopc_mem_alloc(c, (size_t)cap * 2 * sizeof *ns);
+        if (!ns) {
+          if (st != small) uopc_mem_free(c, st, (size_t)cap * sizeof *st);
+          return 0;
+        }
+        for (uint32_t i = 0; i < sp; i++) ns[i] = st[i];
+        if (st != small) uopc_mem_free(c, st, (size_t)cap * sizeof *st);
+        st = ns, cap *= 2;
+      }
+      st[sp++] = (fr){s, 0};
+      continue;
+    }
+    if (!(f->u->flags & UOPC_NF_BOUNDS)) set(f->u);
+    sp--;
+  }
+  if (st != small) uopc_mem_free(c, st, (size_t)cap * sizeof *st);
+  return 1;
+}
+
+int64_t uopc_vmin(uopc_ctx *c, uopc_node *u) {
+  if (!ensure(c, u)) return full((uopc_dtype)u->dtype).lo;
+  return u->vmin;
+}
+
+int64_t uopc_vmax(uopc_ctx *c, uopc_node *u) {
+  if (!ensure(c, u)) return full((uopc_dtype)u->dtype).hi;
+  return u->vmax;
+}

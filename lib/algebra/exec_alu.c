@@ -1,0 +1,171 @@
+/* lib/algebra/exec_alu.c - the reference semantics of every ALU op (seed
+ * 3.2 exec_alu).  docs/semantics.md is the table this file implements; the
+ * two must change together.
+ *
+ * Floats: the inputs are rounded to their dtype, the op is computed once in
+ * double and the result rounded once to the dtype.  For + * / sqrt that is
+ * the correctly rounded f32/f16 result (double has more than 2p+2 bits for
+ * p = 24 and p = 11); EXP2, LOG2 and SIN are by definition libm's double
+ * functions rounded to the dtype.  No undefined behaviour: i32 arithmetic is
+ * done in int64 and wrapped, division cases that trap are refused before
+ * dividing, and a float is converted to int only when it fits.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "uopc/algebra.h"
+
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 2
+#error "exec_alu needs double arithmetic rounded to double (FLT_EVAL_METHOD 0 or 1), not x87 long double"
+#endif
+
+static int is_value_dtype(uopc_dtype t) {
+  return t == UOPC_BOOL || t == UOPC_I32 || t == UOPC_F32 || t == UOPC_F16;
+}
+
+static int is_float_dtype(uopc_dtype t) { return t == UOPC_F32 || t == UOPC_F16; }
+
+/* The (op, out_t, in_t) triples exec_alu computes; everything else gives 0.
+   Mirrors the opcode table of docs/uir.md. */
+static int in_domain(uopc_op op, uopc_dtype out_t, uopc_dtype in_t) {
+  if (!is_value_dtype(in_t) || !is_value_dtype(out_t)) return 0;
+  switch (op) {
+  case UOPC_ADD:
+  case UOPC_MUL:
+  case UOPC_MAX:
+  case UOPC_WHERE: return out_t == in_t;
+  case UOPC_CMPLT:
+  case UOPC_CMPNE: return out_t == UOPC_BOOL;
+  case UOPC_FLOORDIV:
+  case UOPC_FLOORMOD: return out_t == UOPC_I32 && in_t == UOPC_I32;
+  case UOPC_RECIP:
+  case UOPC_EXP2:
+  case UOPC_LOG2:
+  case UOPC_SQRT:
+  case UOPC_SIN: return out_t == in_t && is_float_dtype(in_t);
+  case UOPC_CAST: return 1;
+  default: return 0;
+  }
+}
+
+static int is_unary(uopc_op op) {
+  return op == UOPC_RECIP || op == UOPC_EXP2 || op == UOPC_LOG2 || op == UOPC_SQRT || op == UOPC_SIN ||
+         op == UOPC_CAST;
+}
+
+static double round_to(uopc_dtype t, double x) {
+  return t == UOPC_F16 ? uopc_round_f16(x) : uopc_round_f32(x);
+}
+
+static int put_int(uopc_val *out, int64_t v) {
+  out->i = v;
+  out->f = 0.0;
+  return 1;
+}
+
+/* Every NaN result is the one positive quiet NaN (x86 and ARM disagree on
+   the sign of a generated NaN; the IR has a single NaN constant). */
+static int put_float(uopc_dtype t, uopc_val *out, double x) {
+  x = round_to(t, x);
+  out->i = 0;
+  out->f = isnan(x) ? (double)NAN : x;
+  return 1;
+}
+
+/* Float operands a, b already rounded to in_t. */
+static int float_op(uopc_op op, uopc_dtype out_t, double a, double b, int cond, uopc_val *out) {
+  switch (op) {
+  case UOPC_ADD: return put_float(out_t, out, a + b);
+  case UOPC_MUL: return put_float(out_t, out, a * b);
+  case UOPC_MAX: return put_float(out_t, out, b > a ? b : a);
+  case UOPC_CMPLT: return put_int(out, a < b);
+  case UOPC_CMPNE: return put_int(out, a != b);
+  case UOPC_WHERE: return put_float(out_t, out, cond ? a : b);
+  /* 1/0 is decided here: ISO C leaves float division by zero undefined. */
+  case UOPC_RECIP: return put_float(out_t, out, a == 0.0 ? copysign(INFINITY, a) : 1.0 / a);
+  case UOPC_SQRT: return put_float(out_t, out, sqrt(a));
+  case UOPC_EXP2: return put_float(out_t, out, exp2(a));
+  case UOPC_LOG2: return put_float(out_t, out, log2(a));
+  case UOPC_SIN: return put_float(out_t, out, sin(a));
+  case UOPC_CAST:
+    switch (out_t) {
+    case UOPC_BOOL: return put_int(out, a != 0.0);   /* NaN != 0 */
+    case UOPC_I32: {
+      if (!isfinite(a)) return 0;
+      double t = trunc(a);
+      if (t < -2147483648.0 || t > 2147483647.0) return 0;
+      return put_int(out, (int32_t)t);
+    }
+    default: return put_float(out_t, out, a);
+    }
+  default: return 0;
+  }
+}
+
+/* i32 operands a, b (already wrapped); also used for bool casts' sources. */
+static int i32_op(uopc_op op, uopc_dtype out_t, int64_t a, int64_t b, int cond, uopc_val *out) {
+  switch (op) {
+  case UOPC_ADD: return put_int(out, uopc_wrap_i32(a + b));
+  case UOPC_MUL: return put_int(out, uopc_wrap_i32(a * b));   /* |a*b| <= 2^62 */
+  case UOPC_MAX: return put_int(out, b > a ? b : a);
+  case UOPC_CMPLT: return put_int(out, a < b);
+  case UOPC_CMPNE: return put_int(out, a != b);
+  case UOPC_WHERE: return put_int(out, cond ? a : b);
+  case UOPC_FLOORDIV:
+  case UOPC_FLOORMOD: {
+    if (b == 0 || (a == INT32_MIN && b == -1)) return 0;   /* C traps (SIGFPE on x86) */
+    int64_t q = a / b, r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) {   /* C truncated; floor instead */
+      q -= 1;
+      r += b;
+    }
+    return put_int(out, op == UOPC_FLOORDIV ? q : r);
+  }
+  case UOPC_CAST:
+    switch (out_t) {
+    case UOPC_BOOL: return put_int(out, a != 0);
+    case UOPC_I32: return put_int(out, a);
+    default: return put_float(out_t, out, (double)a);   /* exact in double; one rounding */
+    }
+  default: return 0;
+  }
+}
+
+static int bool_op(uopc_op op, uopc_dtype out_t, int64_t a, int64_t b, int cond, uopc_val *out) {
+  switch (op) {
+  case UOPC_ADD:
+  case UOPC_MAX: return put_int(out, a | b);
+  case UOPC_MUL: return put_int(out, a & b);
+  case UOPC_CMPLT: return put_int(out, a < b);
+  case UOPC_CMPNE: return put_int(out, a != b);
+  case UOPC_WHERE: return put_int(out, cond ? a : b);
+  case UOPC_CAST: return i32_op(op, out_t, a, 0, 0, out);   /* 0/1 as an integer */
+  default: return 0;
+  }
+}
+
+int uopc_exec_alu(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, uopc_val *out) {
+  if (in == NULL || out == NULL || !in_domain(op, out_t, in_t)) return 0;
+  /* Value operands: in[0], in[1] (binary), or in[1], in[2] after WHERE's
+     condition in[0]. */
+  int nval = is_unary(op) ? 1 : 2;
+  const uopc_val *v = op == UOPC_WHERE ? in + 1 : in;
+  int cond = op == UOPC_WHERE ? in[0].i != 0 : 0;
+  switch (in_t) {
+  case UOPC_F32:
+  case UOPC_F16: {
+    double a = round_to(in_t, v[0].f), b = nval == 2 ? round_to(in_t, v[1].f) : 0.0;
+    return float_op(op, out_t, a, b, cond, out);
+  }
+  case UOPC_I32: {
+    int64_t a = uopc_wrap_i32(v[0].i), b = nval == 2 ? uopc_wrap_i32(v[1].i) : 0;
+    return i32_op(op, out_t, a, b, cond, out);
+  }
+  case UOPC_BOOL: {
+    int64_t a = v[0].i != 0, b = nval == 2 ? v[1].i != 0 : 0;
+    return bool_op(op, out_t, a, b, cond, out);
+  }
+  default: return 0;
+  }
+}

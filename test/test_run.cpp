@@ -1,0 +1,129 @@
+// Chapter 2 section 2.6: running programs by rewriting (symbolic + evaluate).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "support/fmt.h"
+
+namespace {
+
+struct Run : ::testing::Test {
+  Ctx c;
+  uopc_node *I(int64_t v) { return uopc_const_i(c, UOPC_I32, v); }
+  uopc_node *F(double v) { return uopc_const_f(c, UOPC_F32, v); }
+  uopc_node *stack(std::vector<uopc_node *> v) { return uopc_stack(c, v.data(), (uint32_t)v.size()); }
+  uopc_node *ints(std::vector<int64_t> v) {
+    std::vector<uopc_node *> n;
+    for (auto x : v) n.push_back(I(x));
+    return stack(n);
+  }
+  uopc_node *p0 = uopc_param(c, 0, UOPC_I32, nullptr, 0);
+  std::string value(uopc_node *prog) {
+    uopc_ctx_clear_error(c);
+    uopc_node *r = uopc_run_value(c, prog);
+    if (!r) return "error: " + c.err();
+    char *s = uopc_value_print(c, r);
+    if (!s) return "error: " + c.err();
+    std::string out = s;
+    uopc_mem_free(c, s, strlen(s) + 1);
+    return out;
+  }
+};
+
+TEST_F(Run, ElementwiseThroughStack) {
+  uopc_node *a = ints({1, 2, 3}), *b = ints({10, 20, 30});
+  EXPECT_EQ(value(uopc_add(c, uopc_mul(c, a, b), a)), "[11, 42, 93]");
+}
+
+TEST_F(Run, WhereThroughStack) {
+  uopc_node *cond = uopc_lt(c, ints({1, 2, 3}), ints({2, 2, 2}));
+  EXPECT_EQ(value(uopc_where(c, cond, ints({1, 2, 3}), ints({10, 20, 30}))), "[1, 20, 30]");
+}
+
+TEST_F(Run, IndexOfStack) {
+  uopc_node *s = stack({ints({1, 2, 3}), ints({10, 20, 30})});
+  uopc_node *one = I(1), *two = I(2);
+  uopc_node *e = uopc_index(c, uopc_index(c, s, &one, 1), &two, 1);
+  EXPECT_EQ(value(e), "30");
+  uopc_node *both[] = {one, two};
+  EXPECT_EQ(value(uopc_index(c, s, both, 2)), "30");
+  uopc_node *five = I(5);
+  EXPECT_EQ(value(uopc_index(c, ints({1, 2, 3}), &five, 1)), "error: index 5 out of bounds for STACK of 3");
+}
+
+TEST_F(Run, MovementAndReduce) {
+  uopc_node *row = stack({F(1.0), F(2.0), F(3.0)});
+  uopc_node *m = stack({row, row});
+  uopc_node *e = uopc_mul_k(c, m, 2.0);  // reshape + expand of 2.0, as the .uir sugar builds it
+  int32_t perm[] = {1, 0};
+  uopc_node *r = uopc_reduce(c, uopc_permute(c, e, perm, 2), UOPC_ADD, 1);
+  EXPECT_EQ(value(r), "[4.0, 8.0, 12.0]");
+  int32_t sh[] = {1, 2}, s32[] = {0, 1, 1, 3};
+  EXPECT_EQ(value(uopc_shrink(c, m, s32, 2)), "[[2.0, 3.0]]");
+  int32_t r6[] = {6};
+  EXPECT_EQ(value(uopc_reshape(c, m, r6, 1)), "[1.0, 2.0, 3.0, 1.0, 2.0, 3.0]");
+  (void)sh;
+}
+
+TEST_F(Run, CallIsBetaReduction) {
+  uopc_node *sq = uopc_mul(c, p0, p0);
+  uopc_node *seven = I(7);
+  EXPECT_EQ(value(uopc_call(c, sq, &seven, 1, "sq")), "49");
+}
+
+// f(5) where f(y) = g(y + 1), g(z) = sq(z) * 2, sq(w) = w * w: 72, never 98.
+TEST_F(Run, NestedCallsAreScoped) {
+  uopc_node *sq_body = uopc_mul(c, p0, p0);
+  uopc_node *sq_call = uopc_call(c, sq_body, &p0, 1, "sq");
+  uopc_node *g_body = uopc_mul(c, sq_call, I(2));
+  uopc_node *y1 = uopc_add(c, p0, I(1));
+  uopc_node *g_call = uopc_call(c, g_body, &y1, 1, "g");
+  uopc_node *five = I(5);
+  uopc_node *f_call = uopc_call(c, g_call, &five, 1, "f");
+  EXPECT_EQ(value(f_call), "72");
+  // inline_call directly on the middle CALL: sq keeps its own parameter
+  uopc_node *inl = uopc_inline_call(c, g_call);
+  ASSERT_NE(inl, nullptr) << c.err();
+  EXPECT_EQ(fmt(c, inl), "(call((x*x), (x+1))*2)");
+  EXPECT_EQ(value(uopc_call(c, inl, &five, 1, nullptr)), "72");
+}
+
+TEST_F(Run, CallBodyMayDropItsParameter) {
+  uopc_node *five = I(5);
+  EXPECT_EQ(value(uopc_call(c, uopc_mul(c, p0, I(0)), &five, 1, nullptr)), "0");
+}
+
+TEST_F(Run, StuckPrograms) {
+  EXPECT_EQ(value(uopc_add(c, p0, I(1))), "error: program did not evaluate to a value, stuck at ADD");
+  EXPECT_EQ(value(p0), "error: program did not evaluate to a value, stuck at PARAM");
+  EXPECT_EQ(value(uopc_idiv(c, I(5), I(0))), "error: program did not evaluate to a value, stuck at FLOORDIV");
+}
+
+TEST_F(Run, FloatValuesPrintAtTheirPrecision) {
+  EXPECT_EQ(value(stack({F(0.1)})), "[0.1]");
+  EXPECT_EQ(value(uopc_add(c, F(0.1), F(0.2))), "0.3");
+  EXPECT_EQ(value(uopc_cast(c, F(-2.7), UOPC_I32)), "-2");
+}
+
+static uopc_node *bind(uopc_ctx *c, uopc_node *const *b, void *ctx) {
+  int64_t v = *(const int64_t *)ctx;
+  return b[0]->arg.i == 0 ? uopc_const_i(c, (uopc_dtype)b[0]->dtype, v) : nullptr;
+}
+
+TEST_F(Run, PartialEvaluationWithContext) {
+  uopc_node *p1 = uopc_param(c, 1, UOPC_I32, nullptr, 0);
+  uopc_node *e = uopc_add(c, uopc_mul(c, uopc_add(c, p0, I(2)), p1), uopc_mul(c, p0, I(0)));
+  uopc_rule rules[] = {{"$p=(param)", bind, "bind"}};
+  uopc_error err{};
+  uopc_matcher *m = uopc_matcher_new(rules, 1, &err);
+  ASSERT_NE(m, nullptr) << err.msg;
+  int64_t five = 5;
+  uopc_node *bound = uopc_graph_rewrite(c, e, m, &five, 0);
+  EXPECT_EQ(fmt(c, bound), "(((5+2)*y)+(5*0))");
+  EXPECT_EQ(fmt(c, uopc_simplify(c, bound)), "(y*7)");
+  uopc_matcher_free(m);
+}
+
+}  // namespace

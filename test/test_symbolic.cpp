@@ -1,0 +1,209 @@
+// Chapter 3: folding, bounds and the symbolic rule set, every printed example.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "support/fmt.h"
+
+namespace {
+
+struct Sym : ::testing::Test {
+  Ctx c;
+  uopc_node *x = uopc_param(c, 0, UOPC_I32, nullptr, 0);
+  uopc_node *y = uopc_param(c, 1, UOPC_I32, nullptr, 0);
+  uopc_node *f = uopc_param(c, 2, UOPC_F32, nullptr, 0);
+  uopc_node *i = R(4, 0), *j = R(8, 1);
+  uopc_node *R(int end, int idx) { return uopc_range(c, I(end), idx); }
+  uopc_node *I(int64_t v) { return uopc_const_i(c, UOPC_I32, v); }
+  uopc_node *F(double v) { return uopc_const_f(c, UOPC_F32, v); }
+  uopc_node *add(uopc_node *a, uopc_node *b) { return uopc_add(c, a, b); }
+  uopc_node *mul(uopc_node *a, uopc_node *b) { return uopc_mul(c, a, b); }
+  uopc_node *add(uopc_node *a, int b) { return uopc_add(c, a, I(b)); }
+  uopc_node *mul(uopc_node *a, int b) { return uopc_mul(c, a, I(b)); }
+  uopc_node *div(uopc_node *a, int b) { return uopc_idiv(c, a, I(b)); }
+  uopc_node *mod(uopc_node *a, int b) { return uopc_mod(c, a, I(b)); }
+  uopc_node *lt(uopc_node *a, int b) { return uopc_lt(c, a, I(b)); }
+  std::string simp(uopc_node *e) {
+    EXPECT_NE(e, nullptr) << c.err();
+    uopc_node *r = uopc_simplify(c, e);
+    EXPECT_NE(r, nullptr) << c.err();
+    return r ? fmt(c, r) : "<error: " + c.err() + ">";
+  }
+  void table(const std::vector<std::pair<uopc_node *, std::string>> &rows) {
+    for (auto &[e, want] : rows) EXPECT_EQ(simp(e), want) << fmt(c, e);
+  }
+  std::pair<int64_t, int64_t> bounds(uopc_node *e) { return {uopc_vmin(c, e), uopc_vmax(c, e)}; }
+};
+
+TEST_F(Sym, CanonicalFormAndIdentities) {
+  uopc_node *xy = uopc_lt(c, x, y);
+  table({
+      {add(I(3), x), "(x+3)"},
+      {mul(I(2), x), "(x*2)"},
+      {mul(x, 1), "x"},
+      {mul(x, 0), "0"},
+      {mul(f, F(0.0)), "(f*0.0)"},
+      {add(f, F(0.0)), "f"},
+      {div(x, 1), "x"},
+      {mod(x, 1), "0"},
+      {uopc_where(c, xy, x, x), "x"},
+      {uopc_where(c, xy, uopc_where(c, xy, x, I(5)), y), "((x<y) ? x : y)"},
+      {add(x, x), "(x*2)"},
+      {add(x, uopc_neg(c, x)), "0"},
+  });
+}
+
+TEST_F(Sym, ReassociationOnlyForInts) {
+  table({
+      {add(add(x, 3), 4), "(x+7)"},
+      {mul(mul(x, 4), 3), "(x*12)"},
+      {mul(add(x, 3), 4), "((x*4)+12)"},
+      {add(add(x, 1), y), "((x+y)+1)"},
+      {mul(add(x, y), 4), "((x*4)+(y*4))"},
+      {add(mul(x, 3), mul(x, 5)), "(x*8)"},
+      {add(add(f, F(1.0)), F(2.0)), "((f+1.0)+2.0)"},
+  });
+}
+
+TEST_F(Sym, DivisionAndModulo) {
+  table({
+      {div(mul(x, 4), 4), "x"},
+      {mod(add(mul(x, 6), 4), 2), "0"},
+      {div(add(mul(x, 6), 4), 2), "((x*3)+2)"},
+      {div(add(mul(x, 4), y), 4), "(x+(y//4))"},
+      {mod(add(mul(x, 4), y), 4), "(y%4)"},
+      {div(add(mul(i, 8), j), 2), "((i*4)+(j//2))"},
+      {div(div(x, 4), 2), "(x//8)"},
+      {mod(mod(x, 12), 4), "(x%4)"},
+      {div(mod(x, 12), 4), "((x//4)%3)"},
+      {div(j, 8), "0"},
+      {mod(j, 8), "j"},
+  });
+}
+
+TEST_F(Sym, Recombination) {
+  uopc_node *ij = add(mul(i, 8), j);
+  table({
+      {add(mul(div(x, 4), 4), mod(x, 4)), "x"},
+      {add(mul(div(ij, 8), 8), mod(ij, 8)), "((i*8)+j)"},
+  });
+}
+
+TEST_F(Sym, ComparisonsAndTheBoundsCatchAll) {
+  table({
+      {lt(add(x, 3), 10), "(x<7)"},
+      {lt(mul(x, 4), 10), "(x<3)"},
+      {lt(mul(x, -4), 10), "((x*-4)<10)"},
+      {lt(i, 4), "True"},
+      {lt(add(i, j), 11), "True"},
+      {uopc_ne(c, i, I(5)), "True"},
+      {uopc_cast(c, lt(i, 5), UOPC_I32), "1"},
+  });
+}
+
+TEST_F(Sym, Bounds) {
+  using B = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(bounds(i), B(0, 3));
+  EXPECT_EQ(bounds(j), B(0, 7));
+  EXPECT_EQ(bounds(mul(i, 8)), B(0, 24));
+  EXPECT_EQ(bounds(add(mul(i, 8), j)), B(0, 31));
+  EXPECT_EQ(bounds(div(add(mul(i, 8), j), 8)), B(0, 3));
+  EXPECT_EQ(bounds(mod(add(mul(i, 8), j), 8)), B(0, 7));
+  EXPECT_EQ(bounds(mul(add(i, -2), add(j, -3))), B(-8, 6));
+  EXPECT_EQ(bounds(div(add(i, -2), 3)), B(-1, 0));
+  EXPECT_EQ(bounds(mod(add(i, -2), 3)), B(0, 2));
+  EXPECT_EQ(bounds(lt(i, 4)), B(1, 1));
+  EXPECT_EQ(bounds(lt(i, 2)), B(0, 1));
+  EXPECT_EQ(bounds(add(i, mul(i, -1))), B(-3, 3));
+  // might wrap: the full range
+  EXPECT_EQ(bounds(mul(x, 2)), B(INT32_MIN, INT32_MAX));
+  EXPECT_EQ(bounds(add(mul(R(65536, 2), 65536), 1)), B(INT32_MIN, INT32_MAX));
+}
+
+TEST_F(Sym, MixedRadix) {
+  uopc_node *a = R(2, 0), *b = R(3, 1), *k = R(4, 2);
+  uopc_node *flat = add(mul(add(mul(a, 3), b), 4), k);
+  table({
+      {flat, "(((i*12)+(j*4))+k)"},
+      {mod(flat, 4), "k"},
+      {mod(div(flat, 4), 3), "j"},
+      {div(flat, 12), "i"},
+      {div(flat, 6), "((i*2)+(((j*4)+k)//6))"},
+      {mod(flat, 6), "(((j*4)+k)%6)"},
+  });
+}
+
+TEST_F(Sym, IncompletenessLeftAsIs) {
+  table({
+      {div(mul(x, 2), 4), "((x*2)//4)"},
+      {uopc_max(c, i, I(0)), "max(i, 0)"},
+      {mul(add(x, 1), add(x, 1)), "((x+1)*(x+1))"},
+  });
+}
+
+TEST_F(Sym, Pitfalls) {
+  uopc_node *e = uopc_add(c, F(16777217.0), F(2.0));
+  uopc_node *r = uopc_simplify(c, e);
+  ASSERT_EQ(r->op, UOPC_CONST);
+  EXPECT_EQ(r->arg.f, 16777218.0);
+  EXPECT_EQ(simp(mul(mul(x, 65536), 65536)), "0");
+  // -0.0 + 0.0: folding first gives 0.0, identity first gives -0.0
+  uopc_node *z = uopc_add(c, F(-0.0), F(0.0));
+  uopc_node *a = uopc_graph_rewrite(c, z, uopc_rules_symbolic(), nullptr, 0);
+  ASSERT_EQ(a->op, UOPC_CONST);
+  EXPECT_FALSE(std::signbit(a->arg.f));
+  size_t n;
+  const uopc_rule *rules = uopc_rules_symbolic_table(&n);
+  std::vector<uopc_rule> rev(rules + 1, rules + n);
+  rev.push_back(rules[0]);
+  uopc_error err{};
+  uopc_matcher *m = uopc_matcher_new(rev.data(), rev.size(), &err);
+  ASSERT_NE(m, nullptr) << err.msg;
+  uopc_node *b = uopc_graph_rewrite(c, z, m, nullptr, 0);
+  ASSERT_EQ(b->op, UOPC_CONST);
+  EXPECT_TRUE(std::signbit(b->arg.f));
+  uopc_matcher_free(m);
+}
+
+TEST_F(Sym, MaxIsNotSwappedForFloats) {
+  uopc_node *nan = F(NAN);
+  uopc_node *e = uopc_max(c, nan, f);
+  EXPECT_EQ(uopc_simplify(c, e), e);
+  EXPECT_EQ(simp(uopc_max(c, I(3), x)), "max(x, 3)");
+}
+
+TEST_F(Sym, RewriteTraceOfTheChapter) {
+  uopc_node *e = mod(div(add(mul(i, 8), j), 8), 4);
+  EXPECT_EQ(fmt(c, e), "((((i*8)+j)//8)%4)");
+  FILE *t = tmpfile();
+  uopc_ctx_set_trace(c, t);
+  uopc_node *r = uopc_graph_rewrite(c, e, uopc_rules_symbolic(), nullptr, 0);
+  uopc_ctx_set_trace(c, nullptr);
+  EXPECT_EQ(fmt(c, r), "i");
+  rewind(t);
+  std::vector<std::string> lines;
+  char buf[512];
+  while (fgets(buf, sizeof buf, t)) lines.push_back(buf);
+  fclose(t);
+  std::vector<std::string> want = {
+      "floordiv(add(mul(r0, 8), r1), 8) -> add(mul(r0, 1), floordiv(r1, 8))",
+      "mul(r0, 1) -> r0",
+      "floordiv(r1, 8) -> 0",
+      "add(r0, 0) -> r0",
+      "floormod(r0, 4) -> r0",
+  };
+  ASSERT_EQ(lines.size(), want.size());
+  for (size_t k = 0; k < want.size(); k++) EXPECT_NE(lines[k].find(": " + want[k] + "\n"), std::string::npos) << lines[k];
+}
+
+TEST_F(Sym, SimplifyIsMemoizedAndIdempotent) {
+  uopc_node *e = mod(div(add(mul(i, 8), j), 8), 4);
+  uopc_node *s = uopc_simplify(c, e);
+  EXPECT_EQ(uopc_simplify(c, e), s);
+  EXPECT_EQ(uopc_graph_rewrite(c, s, uopc_rules_symbolic(), nullptr, 0), s);
+}
+
+}  // namespace
