@@ -67,8 +67,7 @@ uopc_node *uopc_ne(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c
 uopc_node *uopc_idiv(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_FLOORDIV, a, b); }
 uopc_node *uopc_mod(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_FLOORMOD, a, b); }
 
-/* A constant like x, broadcast to x's shape when x is shaped (the .uir sugar). */
-static uopc_node *k_like(uopc_ctx *c, uopc_node *x, double v) {
+uopc_node *uopc_full_like(uopc_ctx *c, uopc_node *x, double v) {
   NULLCHECK1(x);
   uopc_node *k = uopc_const_like(c, x, v);
   if (!k || x->ndim == 0) return k;
@@ -77,13 +76,13 @@ static uopc_node *k_like(uopc_ctx *c, uopc_node *x, double v) {
   return uopc_expand(c, uopc_reshape(c, k, ones, x->ndim), x->shape, x->ndim);
 }
 
-uopc_node *uopc_neg(uopc_ctx *c, uopc_node *a) { return uopc_mul(c, a, k_like(c, a, -1)); }
+uopc_node *uopc_neg(uopc_ctx *c, uopc_node *a) { return uopc_mul(c, a, uopc_full_like(c, a, -1)); }
 uopc_node *uopc_sub(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_add(c, a, uopc_neg(c, b)); }
-uopc_node *uopc_add_k(uopc_ctx *c, uopc_node *x, double k) { return uopc_add(c, x, k_like(c, x, k)); }
-uopc_node *uopc_mul_k(uopc_ctx *c, uopc_node *x, double k) { return uopc_mul(c, x, k_like(c, x, k)); }
-uopc_node *uopc_idiv_k(uopc_ctx *c, uopc_node *x, double k) { return uopc_idiv(c, x, k_like(c, x, k)); }
-uopc_node *uopc_mod_k(uopc_ctx *c, uopc_node *x, double k) { return uopc_mod(c, x, k_like(c, x, k)); }
-uopc_node *uopc_lt_k(uopc_ctx *c, uopc_node *x, double k) { return uopc_lt(c, x, k_like(c, x, k)); }
+uopc_node *uopc_add_k(uopc_ctx *c, uopc_node *x, double k) { return uopc_add(c, x, uopc_full_like(c, x, k)); }
+uopc_node *uopc_mul_k(uopc_ctx *c, uopc_node *x, double k) { return uopc_mul(c, x, uopc_full_like(c, x, k)); }
+uopc_node *uopc_idiv_k(uopc_ctx *c, uopc_node *x, double k) { return uopc_idiv(c, x, uopc_full_like(c, x, k)); }
+uopc_node *uopc_mod_k(uopc_ctx *c, uopc_node *x, double k) { return uopc_mod(c, x, uopc_full_like(c, x, k)); }
+uopc_node *uopc_lt_k(uopc_ctx *c, uopc_node *x, double k) { return uopc_lt(c, x, uopc_full_like(c, x, k)); }
 
 uopc_node *uopc_where(uopc_ctx *c, uopc_node *cond, uopc_node *a, uopc_node *b) {
   uopc_node *s[3] = {cond, a, b};

@@ -1,13 +1,18 @@
 /* lib/core/ctx.c - context lifetime, the allocation choke point, errors,
  * debug switches and the pool of side tables.
  */
+#include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/ctx.h"
 
 #define CHUNK_MIN (64u * 1024u)
+#define CHUNK_MAX (4u * 1024u * 1024u)
+#define CACHE_MAX_BYTES (64u * 1024u * 1024u)
 
 static void *default_realloc(void *ud, void *p, size_t old_n, size_t new_n) {
   (void)ud, (void)old_n;
@@ -56,14 +61,87 @@ int uopi_grow(uopc_ctx *c, void **p, uint32_t *cap, uint32_t need, size_t elem) 
   return 1;
 }
 
+/* Arena chunks of the default allocator outlive their context in a small
+   process-wide cache: fresh memory costs a page fault per 4 KiB, which
+   dominated building a few thousand nodes in a new context.  Chunks are
+   mmapped and prefaulted in one call (MAP_POPULATE).  A custom allocator
+   gets every chunk from its realloc_fn. */
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static uopi_chunk *cache_head;
+static size_t cache_bytes;
+
+static uopi_chunk *chunk_new(uopc_ctx *c, size_t total) {
+  total = (total + 4095) & ~(size_t)4095;
+  if (c->alloc.realloc_fn != default_realloc) {
+    uopi_chunk *ch = uopi_raw_realloc(c, NULL, 0, total);
+    if (ch) ch->size = total;
+    return ch;
+  }
+  pthread_mutex_lock(&cache_mu);
+  for (uopi_chunk **pp = &cache_head; *pp; pp = &(*pp)->next) {
+    if ((*pp)->size >= total && (*pp)->size <= 2 * total) {
+      uopi_chunk *ch = *pp;
+      *pp = ch->next;
+      cache_bytes -= ch->size;
+      pthread_mutex_unlock(&cache_mu);
+      return ch;
+    }
+  }
+  pthread_mutex_unlock(&cache_mu);
+  uopi_chunk *ch = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (ch == MAP_FAILED) return NULL;
+  ch->size = total;
+  return ch;
+}
+
+static void chunk_free(uopc_ctx *c, uopi_chunk *ch) {
+  if (c->alloc.realloc_fn != default_realloc) {
+    uopi_raw_realloc(c, ch, ch->size, 0);
+    return;
+  }
+  pthread_mutex_lock(&cache_mu);
+  if (cache_bytes + ch->size <= CACHE_MAX_BYTES) {
+    ch->next = cache_head;
+    cache_head = ch;
+    cache_bytes += ch->size;
+    ch = NULL;
+  }
+  pthread_mutex_unlock(&cache_mu);
+  if (ch) munmap(ch, ch->size);
+}
+
+void *uopi_big_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n) {
+  const size_t big = 64u * 1024u;
+  if (old_n < big && new_n < big) return uopc_mem_realloc(c, p, old_n, new_n);
+  void *q = NULL;
+  if (new_n >= big) {
+    uopi_chunk *ch = chunk_new(c, sizeof(uopi_chunk) + new_n);
+    if (!ch) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory (%zu bytes)", new_n);
+    q = ch->data;
+  } else if (!(q = uopc_mem_alloc(c, new_n))) {
+    return NULL;
+  }
+  if (p) memcpy(q, p, old_n < new_n ? old_n : new_n);
+  uopi_big_free(c, p, old_n);
+  return q;
+}
+
+void uopi_big_free(uopc_ctx *c, void *p, size_t n) {
+  if (!p) return;
+  if (n < 64u * 1024u) uopc_mem_free(c, p, n);
+  else chunk_free(c, (uopi_chunk *)((char *)p - offsetof(uopi_chunk, data)));
+}
+
 void *uopi_arena(uopc_ctx *c, size_t n) {
   n = (n + 15u) & ~(size_t)15u;
   if (n > c->left) {
-    size_t sz = n > CHUNK_MIN ? n : CHUNK_MIN;
+    /* chunks grow geometrically with the context */
+    size_t sz = c->chunks ? c->chunks->size * 2 : CHUNK_MIN;
+    if (sz > CHUNK_MAX) sz = CHUNK_MAX;
+    if (sz < n) sz = n;
     size_t total = sizeof(uopi_chunk) + sz + 16;
-    uopi_chunk *ch = uopi_raw_realloc(c, NULL, 0, total);
+    uopi_chunk *ch = chunk_new(c, total);
     if (!ch) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory (%zu bytes)", total);
-    ch->size = total;
     ch->next = c->chunks;
     c->chunks = ch;
     uintptr_t a = ((uintptr_t)ch->data + 15u) & ~(uintptr_t)15u;
@@ -92,15 +170,15 @@ void uopc_ctx_free(uopc_ctx *c) {
   if (!c) return;
   for (uint32_t i = 0; i < c->n_tables; i++) {
     uopi_table *t = c->tables_all[i];
-    if (t->e) uopi_raw_realloc(c, t->e, (size_t)t->cap * sizeof *t->e, 0);
+    uopi_big_free(c, t->e, (size_t)t->cap * sizeof *t->e);
     uopi_raw_realloc(c, t, sizeof *t, 0);
   }
   for (uopi_chunk *ch = c->chunks, *nx; ch; ch = nx) {
     nx = ch->next;
-    uopi_raw_realloc(c, ch, ch->size, 0);
+    chunk_free(c, ch);
   }
-  if (c->nodes) uopi_raw_realloc(c, c->nodes, (size_t)c->cap_nodes * sizeof *c->nodes, 0);
-  if (c->slots) uopi_raw_realloc(c, c->slots, ((size_t)c->mask + 1) * sizeof *c->slots, 0);
+  uopi_big_free(c, c->nodes, (size_t)c->cap_nodes * sizeof *c->nodes);
+  if (c->slots) uopi_big_free(c, c->slots, ((size_t)c->mask + 1) * sizeof *c->slots);
   uopc_alloc a = c->alloc;
   a.realloc_fn(a.ud, c, sizeof *c, 0);
 }
@@ -166,7 +244,7 @@ int uopi_table_set(uopc_ctx *c, uopi_table *t, uint32_t id, void *v) {
     uint64_t ncap = t->cap ? t->cap : 64;
     while (ncap < need) ncap *= 2;
     if (ncap > UINT32_MAX) ncap = UINT32_MAX;
-    uopi_slot *ne = uopc_mem_realloc(c, t->e, (size_t)t->cap * sizeof *ne, (size_t)ncap * sizeof *ne);
+    uopi_slot *ne = uopi_big_realloc(c, t->e, (size_t)t->cap * sizeof *ne, (size_t)ncap * sizeof *ne);
     if (!ne) return 0;
     memset(ne + t->cap, 0, (size_t)(ncap - t->cap) * sizeof *ne);
     t->e = ne;

@@ -21,8 +21,9 @@ struct uopc_ctx {
   /* nodes by id */
   uopc_node **nodes;
   uint32_t n_nodes, cap_nodes;
-  /* hash-cons table: open addressing, linear probing, node pointers */
-  uopc_node **slots;
+  /* hash-cons table: open addressing, linear probing; a slot is
+     (hash << 32) | (id + 1), 0 when empty, so probing rarely touches nodes */
+  uint64_t *slots;
   uint32_t mask;
   /* the first error since the last clear */
   uopc_error err;
@@ -38,6 +39,10 @@ struct uopc_ctx {
 
 /* Raw allocation through the context's allocator (no error recorded). */
 UOPI_FUNC void *uopi_raw_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n);
+/* Realloc/free for the context's own large arrays (node table, hash table,
+   side tables): large blocks come from the chunk cache.  n must be exact. */
+UOPI_FUNC void *uopi_big_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n);
+UOPI_FUNC void uopi_big_free(uopc_ctx *c, void *p, size_t n);
 /* Arena memory, 16-byte aligned, lives as long as the context; NULL + error on OOM. */
 UOPI_FUNC void *uopi_arena(uopc_ctx *c, size_t n);
 

@@ -58,17 +58,17 @@ static int rehash(uopc_ctx *c) {
     uopc_fail(c, UOPC_ERR_NOMEM, "too many nodes");
     return 0;
   }
-  uopc_node **ns = uopc_mem_alloc(c, (size_t)ncap * sizeof *ns);
+  uint64_t *ns = uopi_big_realloc(c, NULL, 0, (size_t)ncap * sizeof *ns);
   if (!ns) return 0;
   memset(ns, 0, (size_t)ncap * sizeof *ns);
   for (uint32_t i = 0; i < old; i++) {
-    uopc_node *n = c->slots[i];
-    if (!n) continue;
-    uint32_t j = n->hash & (ncap - 1);
+    uint64_t e = c->slots[i];
+    if (!e) continue;
+    uint32_t j = (uint32_t)(e >> 32) & (ncap - 1);
     while (ns[j]) j = (j + 1) & (ncap - 1);
-    ns[j] = n;
+    ns[j] = e;
   }
-  uopc_mem_free(c, c->slots, (size_t)old * sizeof *c->slots);
+  uopi_big_free(c, c->slots, (size_t)old * sizeof *c->slots);
   c->slots = ns;
   c->mask = ncap - 1;
   return 1;
@@ -78,15 +78,23 @@ uopc_node *uopi_intern(uopc_ctx *c, const uopi_key *k, uint8_t flags) {
   uint32_t h = uopi_key_hash(k);
   if (c->slots) {
     for (uint32_t j = h & c->mask;; j = (j + 1) & c->mask) {
-      uopc_node *n = c->slots[j];
-      if (!n) break;
+      uint64_t e = c->slots[j];
+      if (!e) break;
+      if ((uint32_t)(e >> 32) != h) continue;
+      uopc_node *n = c->nodes[(uint32_t)e - 1];
       if (key_eq(n, k, h)) return n;
     }
   }
   /* a miss: make room first so that a failure leaves nothing half-built */
   if ((uint64_t)(c->n_nodes + 1) * 2 > (c->slots ? (uint64_t)c->mask + 1 : 0) && !rehash(c)) return NULL;
-  if (c->n_nodes == UINT32_MAX) return uopc_fail(c, UOPC_ERR_NOMEM, "too many nodes");
-  if (!uopi_grow(c, (void **)&c->nodes, &c->cap_nodes, c->n_nodes + 1, sizeof *c->nodes)) return NULL;
+  if (c->n_nodes >= UINT32_MAX - 1) return uopc_fail(c, UOPC_ERR_NOMEM, "too many nodes");
+  if (c->n_nodes == c->cap_nodes) {
+    uint32_t ncap = c->cap_nodes ? c->cap_nodes * 2 : 1024;
+    uopc_node **nn = uopi_big_realloc(c, c->nodes, (size_t)c->cap_nodes * sizeof *nn, (size_t)ncap * sizeof *nn);
+    if (!nn) return NULL;
+    c->nodes = nn;
+    c->cap_nodes = ncap;
+  }
   uint32_t nv = k->arg.n * (k->op == UOPC_SHRINK ? 2u : 1u);
   size_t name_len = k->arg.name ? strlen(k->arg.name) + 1 : 0;
   size_t sz = sizeof(uopc_node) + (size_t)k->nsrc * sizeof(uopc_node *) + (size_t)k->ndim * sizeof(int32_t) +
@@ -121,6 +129,6 @@ uopc_node *uopi_intern(uopc_ctx *c, const uopi_key *k, uint8_t flags) {
   c->nodes[c->n_nodes++] = n;
   uint32_t j = h & c->mask;
   while (c->slots[j]) j = (j + 1) & c->mask;
-  c->slots[j] = n;
+  c->slots[j] = ((uint64_t)h << 32) | ((uint64_t)n->id + 1);
   return n;
 }
