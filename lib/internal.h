@@ -47,6 +47,10 @@ UOPI_FUNC int uopi_table_set(uopc_ctx *c, uopi_table *t, uint32_t id, void *v); 
  * Read from the context (set from UOPC_DEBUG when the context is made). */
 UOPI_FUNC FILE *uopi_trace(const uopc_ctx *c);     /* NULL: off */
 UOPI_FUNC int uopi_check(const uopc_ctx *c);       /* dtype/shape check of rules */
+/* How many failures were reported (uopc_fail calls, recorded or not): a
+   pass compares counts to tell a rule's failure from a decline even when an
+   older error is still recorded. */
+UOPI_FUNC uint64_t uopi_fail_count(const uopc_ctx *c);
 
 /* ---- growable arrays (through the context's allocator) ------------------ */
 /* Makes room for at least need elements of size elem in *p (capacity *cap).

@@ -193,6 +193,7 @@ void uopc_ctx_clear_error(uopc_ctx *c) {
 }
 
 void *uopc_fail(uopc_ctx *c, uopc_status code, const char *fmt, ...) {
+  c->n_fail++;
   if (c->has_err) return NULL;
   c->has_err = 1;
   c->err.code = code;
@@ -208,6 +209,7 @@ void *uopc_fail(uopc_ctx *c, uopc_status code, const char *fmt, ...) {
 void uopc_ctx_set_trace(uopc_ctx *c, FILE *f) { c->trace = f; }
 void uopc_ctx_set_check(uopc_ctx *c, int on) { c->check = on != 0; }
 FILE *uopi_trace(const uopc_ctx *c) { return c->trace; }
+uint64_t uopi_fail_count(const uopc_ctx *c) { return c->n_fail; }
 int uopi_check(const uopc_ctx *c) { return c->check; }
 
 /* ---- side tables ---- */

@@ -28,6 +28,7 @@ struct uopc_ctx {
   /* the first error since the last clear */
   uopc_error err;
   int has_err;
+  uint64_t n_fail; /* calls of uopc_fail, recorded or not */
   /* debug switches */
   FILE *trace;
   int check;
