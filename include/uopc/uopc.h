@@ -8,4 +8,5 @@
 #include "uopc/uir.h"
 #include "uopc/algebra.h"
 #include "uopc/eval.h"
+#include "uopc/jit.h"
 #endif

@@ -1,0 +1,130 @@
+/* lib/llvm/code.c - code handles: link an object, look up, remove.
+ *
+ * Each kernel gets its own ResourceTracker in the main JITDylib, so freeing
+ * one releases exactly its memory: Remove, then Release, then clear the
+ * symbol pool's dead entries.  The engine's lock covers add+lookup and
+ * remove, nothing else (LLJIT through the C API links on the calling thread
+ * and corrupts itself when two threads link at once).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+
+#include "jit_impl.h"
+
+/* Removes and releases rt; under g->lock. */
+static void drop_rt(uopi_jit_engine *g, LLVMOrcResourceTrackerRef rt) {
+  LLVMErrorRef err = LLVMOrcResourceTrackerRemove(rt);
+  if (err) LLVMConsumeError(err); /* nothing to report it to: free cannot fail */
+  LLVMOrcReleaseResourceTracker(rt);
+  LLVMOrcSymbolStringPoolClearDeadEntries(g->ssp);
+  uopi_jit_session_clear(); /* what Remove reported belongs to no caller */
+}
+
+/* Links obj (taking ownership of the malloc'd bytes) and looks up name. */
+static uopc_status add_and_lookup(uint8_t *obj, size_t size, const char *name, unsigned nbufs,
+                                  uopi_jit_code **out, uopc_error *e) {
+  uopi_jit_engine *g;
+  uopc_status st = uopi_jit_get(&g, e);
+  uopi_jit_code *k = st ? NULL : calloc(1, sizeof *k);
+  if (!k) {
+    free(obj);
+    return st ? st : uopi_jit_fail(e, UOPC_ERR_NOMEM, "out of memory");
+  }
+  k->nbufs = nbufs;
+  k->obj = obj;
+  k->obj_size = size;
+  /* The JIT gets its own copy of the bytes: AddObjectFile consumes the buffer. */
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)obj, size, name);
+  LLVMOrcExecutorAddress addr = 0;
+
+  pthread_mutex_lock(&g->lock);
+  uopi_jit_session_clear();
+  k->rt = LLVMOrcJITDylibCreateResourceTracker(g->jd);
+  LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(g->jit, k->rt, buf);
+  const char *what = "cannot add the object to the JIT";
+  if (!err) {
+    err = LLVMOrcLLJITLookup(g->jit, &addr, name);
+    what = "cannot link the kernel";
+  }
+  if (err) {
+    st = uopi_jit_fail_err(e, err, what);
+    drop_rt(g, k->rt);
+  } else {
+    g->live++;
+  }
+  pthread_mutex_unlock(&g->lock);
+
+  if (st) {
+    free(obj);
+    free(k);
+    return st;
+  }
+  k->fn = (void (*)(void))(uintptr_t)addr;
+  *out = k;
+  return UOPC_OK;
+}
+
+uopc_status uopi_jit_load(const void *obj, size_t size, const char *name, unsigned nbufs,
+                          uopi_jit_code **out, uopc_error *e) {
+  *out = NULL;
+  if (nbufs > UOPI_JIT_MAX_BUFS)
+    return uopi_jit_fail(e, UOPC_ERR_ARG, "kernel %s: %u buffers, at most %d", name, nbufs,
+                         UOPI_JIT_MAX_BUFS);
+  uint8_t *copy = malloc(size ? size : 1);
+  if (!copy) return uopi_jit_fail(e, UOPC_ERR_NOMEM, "out of memory");
+  memcpy(copy, obj, size);
+  return add_and_lookup(copy, size, name, nbufs, out, e);
+}
+
+/* The number of buffers of kernel `name` in m, or -1 with *e set. */
+static int kernel_bufs(LLVMModuleRef m, const char *name, uopc_error *e) {
+  LLVMValueRef fn = LLVMGetNamedFunction(m, name);
+  if (!fn || LLVMIsDeclaration(fn)) {
+    uopi_jit_fail(e, UOPC_ERR_ARG, "the module defines no function %s", name);
+    return -1;
+  }
+  LLVMTypeRef ty = LLVMGlobalGetValueType(fn);
+  unsigned n = LLVMCountParamTypes(ty);
+  int ok = LLVMGetTypeKind(LLVMGetReturnType(ty)) == LLVMVoidTypeKind && !LLVMIsFunctionVarArg(ty) &&
+           n <= UOPI_JIT_MAX_BUFS;
+  for (unsigned i = 0; ok && i < n; i++)
+    ok = LLVMGetTypeKind(LLVMTypeOf(LLVMGetParam(fn, i))) == LLVMPointerTypeKind;
+  if (!ok) {
+    uopi_jit_fail(e, UOPC_ERR_ARG, "kernel %s: want void(ptr x n), n <= %d", name, UOPI_JIT_MAX_BUFS);
+    return -1;
+  }
+  return (int)n;
+}
+
+uopc_status uopi_jit_compile(LLVMModuleRef m, const char *name, uopi_jit_tier t,
+                             uopi_jit_code **out, uopc_error *e) {
+  LLVMContextRef c = LLVMGetModuleContext(m);
+  *out = NULL;
+  if (c == LLVMGetGlobalContext()) {
+    LLVMDisposeModule(m); /* ours, but never the global context */
+    return uopi_jit_fail(e, UOPC_ERR_ARG, "kernel %s: module in the global LLVMContext", name);
+  }
+  int nbufs = kernel_bufs(m, name, e);
+  uopc_status st = nbufs < 0 ? UOPC_ERR_ARG : uopi_jit_prepare(m, t, e);
+  uint8_t *obj = NULL;
+  size_t size = 0;
+  if (st == UOPC_OK) st = uopi_jit_emit(m, t, 0, &obj, &size, e);
+  uopi_jit_module_free(m); /* before linking: peak memory */
+  if (st) return st;
+  return add_and_lookup(obj, size, name, (unsigned)nbufs, out, e);
+}
+
+void uopi_jit_free(uopi_jit_code *k) {
+  if (!k) return;
+  uopi_jit_engine *g;
+  if (uopi_jit_get(&g, NULL) == UOPC_OK) { /* always: a live kernel keeps the engine */
+    pthread_mutex_lock(&g->lock);
+    drop_rt(g, k->rt);
+    g->live--;
+    pthread_mutex_unlock(&g->lock);
+  }
+  free((void *)k->obj);
+  free(k);
+}

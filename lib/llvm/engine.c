@@ -1,0 +1,165 @@
+/* lib/llvm/engine.c - the process's JIT engine: one LLJIT, one mutex.
+ *
+ * Two levels of setup:
+ *   - once per process (pthread_once, never undone): the native target and
+ *     LLVM's command-line options.  cl::opts are process-global and
+ *     LLVMParseCommandLineOptions exits the process on a parse error (for
+ *     instance an option given twice), so it runs exactly once.
+ *   - the engine (under init_lock, undone by uopi_jit_shutdown): the LLJIT,
+ *     the host CPU strings, the target id.
+ * The LLJIT only links: code generation happens on pooled TargetMachines
+ * (tm.c), so its own compile layer and TargetMachine stay idle.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Support.h>
+#include <llvm-c/Target.h>
+
+#include "jit_impl.h"
+
+/* The one cl::opt: CodeGen None (TIER0) keeps FastISel but allocates
+   registers with the greedy allocator instead of the fast one, so vector
+   loop bodies stop spilling, for a fraction of a millisecond (docs/jit.md). */
+#define CL_OPT "-optimize-regalloc"
+static const char *const cl_args[] = {"uopc", CL_OPT};
+
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
+static int process_failed;
+
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int ready;
+static uopi_jit_engine engine = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void process_init(void) {
+  if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+    process_failed = 1;
+    return;
+  }
+  LLVMParseCommandLineOptions((int)(sizeof cl_args / sizeof *cl_args), cl_args, "");
+}
+
+static char *make_target_id(const uopi_jit_engine *g) {
+  unsigned major, minor, patch;
+  LLVMGetVersion(&major, &minor, &patch);
+  size_t n = strlen(g->triple) + strlen(g->cpu) + strlen(g->features) + 64;
+  char *s = malloc(n);
+  if (s)
+    snprintf(s, n, "llvm %u.%u.%u; %s; %s; %s; cl: " CL_OPT, major, minor, patch, g->triple, g->cpu,
+             g->features);
+  return s;
+}
+
+static void release(uopi_jit_engine *g) {
+  uopi_jit_tm_dispose_all();
+  if (g->jit) {
+    LLVMErrorRef err = LLVMOrcDisposeLLJIT(g->jit);
+    if (err) LLVMConsumeError(err);
+  }
+  if (g->cpu) LLVMDisposeMessage(g->cpu);
+  if (g->features) LLVMDisposeMessage(g->features);
+  free(g->target_id);
+  g->jit = NULL;
+  g->jd = NULL;
+  g->ssp = NULL;
+  g->triple = g->dl = NULL;
+  g->cpu = g->features = g->target_id = NULL;
+}
+
+static uopc_status create(uopi_jit_engine *g, uopc_error *e) {
+  if (process_failed) return uopi_jit_fail(e, UOPC_ERR_JIT, "LLVM has no native target for this host");
+  /* The builder is consumed by LLVMOrcCreateLLJIT, even on error. */
+  LLVMErrorRef err = LLVMOrcCreateLLJIT(&g->jit, LLVMOrcCreateLLJITBuilder());
+  if (err) {
+    g->jit = NULL;
+    return uopi_jit_fail_err(e, err, "cannot create the LLJIT");
+  }
+  LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(g->jit);
+  LLVMOrcExecutionSessionSetErrorReporter(es, uopi_jit_session_error, NULL);
+  g->jd = LLVMOrcLLJITGetMainJITDylib(g->jit);
+  g->ssp = LLVMOrcExecutionSessionGetSymbolStringPool(es);
+  g->triple = LLVMOrcLLJITGetTripleString(g->jit);
+  g->dl = LLVMOrcLLJITGetDataLayoutStr(g->jit);
+  g->cpu = LLVMGetHostCPUName();
+  g->features = LLVMGetHostCPUFeatures();
+  g->target_id = make_target_id(g);
+  g->live = 0;
+  if (!g->target_id) {
+    release(g);
+    return uopi_jit_fail(e, UOPC_ERR_NOMEM, "out of memory");
+  }
+  return UOPC_OK;
+}
+
+uopc_status uopi_jit_get(uopi_jit_engine **g, uopc_error *e) {
+  *g = &engine;
+  if (atomic_load_explicit(&ready, memory_order_acquire)) return UOPC_OK;
+  pthread_once(&process_once, process_init);
+  pthread_mutex_lock(&init_lock);
+  uopc_status st = UOPC_OK;
+  if (!atomic_load_explicit(&ready, memory_order_relaxed)) {
+    st = create(&engine, e);
+    if (st == UOPC_OK) atomic_store_explicit(&ready, 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&init_lock);
+  if (st) *g = NULL;
+  return st;
+}
+
+uopc_status uopi_jit_init(uopc_error *e) {
+  uopi_jit_engine *g;
+  return uopi_jit_get(&g, e);
+}
+
+uopc_status uopi_jit_shutdown(uopc_error *e) {
+  pthread_mutex_lock(&init_lock);
+  pthread_mutex_lock(&engine.lock);
+  long live = engine.live;
+  pthread_mutex_unlock(&engine.lock);
+  uopc_status st = UOPC_OK;
+  if (live > 0) {
+    st = uopi_jit_fail(e, UOPC_ERR_ARG, "JIT shutdown with %ld kernel(s) not freed", live);
+  } else {
+    atomic_store_explicit(&ready, 0, memory_order_release);
+    release(&engine);
+  }
+  pthread_mutex_unlock(&init_lock);
+  return st;
+}
+
+const char *uopi_jit_target_id(void) {
+  return atomic_load_explicit(&ready, memory_order_acquire) ? engine.target_id : NULL;
+}
+
+uopc_status uopi_jit_module_new(const char *name, LLVMModuleRef *out, uopc_error *e) {
+  uopi_jit_engine *g;
+  uopc_status st = uopi_jit_get(&g, e);
+  *out = NULL;
+  if (st) return st;
+  LLVMModuleRef m = LLVMModuleCreateWithNameInContext(name, LLVMContextCreate());
+  LLVMSetTarget(m, g->triple);
+  LLVMSetDataLayout(m, g->dl);
+  *out = m;
+  return UOPC_OK;
+}
+
+void uopi_jit_module_free(LLVMModuleRef m) {
+  if (!m) return;
+  LLVMContextRef c = LLVMGetModuleContext(m);
+  LLVMDisposeModule(m);
+  LLVMContextDispose(c);
+}
+
+uopc_status uopi_jit_warm(uopi_jit_tier t, uopc_error *e) {
+  char name[64];
+  uopi_jit_unique_name(name, sizeof name, "uopc_warm");
+  LLVMModuleRef m;
+  uopi_jit_code *k = NULL;
+  uopc_status st = uopi_jit_sample_module(UOPI_JIT_SAMPLE_EW, 64, name, &m, e);
+  if (st == UOPC_OK) st = uopi_jit_compile(m, name, t, &k, e);
+  uopi_jit_free(k);
+  return st;
+}

@@ -1,0 +1,180 @@
+/* lib/llvm/jit.h - the JIT engine: LLVM modules in, callable kernels out.
+ *
+ * One engine per process: an ORC LLJIT that only links, plus pools of host
+ * TargetMachines that optimize and generate code.  The pipeline of a compile:
+ *
+ *   module ──prepare──▶ optimized module ──emit──▶ object bytes ──load──▶ code
+ *   (own context)       (verify, triple/DL,       (codegen on a       (add to the JIT
+ *                        passes of the tier)        pooled host TM)     + look up, locked)
+ *
+ * Threads: everything here may be called from any number of threads at once.
+ * prepare and emit run in parallel (every module has its own LLVMContext,
+ * every pass run and codegen its own TargetMachine); only load and free take
+ * the engine's mutex (0.1-0.3 ms: the link).  See docs/jit.md.
+ *
+ * The kernel convention (what the lowering emits, what uopi_jit_call calls):
+ *
+ *   define void @NAME(ptr noalias %b0, ptr noalias %b1, ...) nounwind
+ *
+ * at most UOPI_JIT_MAX_BUFS pointer parameters, one per buffer, no other
+ * parameters, no return value; NAME unique in the process (uopi_jit_unique_name).
+ * Loops should be bottom-tested (do-while with the guard hoisted): the fast
+ * tier does not rotate loops and the loop vectorizer needs the latch to be the
+ * exiting block.  Keep FP ops free of fast-math flags (see docs/jit.md).
+ *
+ * Errors: LLVM failures give UOPC_ERR_JIT with LLVM's message; misuse (an
+ * unknown function name, a wrong buffer count) gives UOPC_ERR_ARG.  e may be
+ * NULL.  Allocation is malloc: the engine belongs to no uopc_ctx.
+ */
+#ifndef UOPI_LLVM_JIT_H
+#define UOPI_LLVM_JIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <llvm-c/Orc.h>
+#include <llvm-c/Types.h>
+
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- tiers ---------------------------------------------------------------
+ * TIER0: a short function pipeline (LICM, loop vectorizer, simplifycfg) and
+ *        CodeGen None with the greedy register allocator: ~1-2.5 ms a kernel.
+ * TIER2: default<O2> (+ SLP) and CodeGen Default: ~6-12 ms; the same speed
+ *        at memory bandwidth, up to ~4x faster on loop nests whose inner loop
+ *        it unrolls fully (64^3 matmul).  For hot kernels. */
+typedef enum uopi_jit_tier { UOPI_JIT_TIER0 = 0, UOPI_JIT_TIER2 = 2 } uopi_jit_tier;
+
+/* The LLVM pass pipeline text of a tier (for traces and cache keys). */
+UOPI_FUNC const char *uopi_jit_tier_pipeline(uopi_jit_tier t);
+
+/* ---- the engine ----------------------------------------------------------
+ * uopi_jit_init: idempotent and thread safe; every other call runs it
+ * itself, so calling it is needed only to choose when the cost (~1 ms, plus
+ * the process-wide LLVM setup the first time) is paid.  The process-wide part
+ * (native target, LLVMParseCommandLineOptions with "-optimize-regalloc") runs
+ * exactly once per process and is never undone: LLVM's cl::opts are global to
+ * the process, shared with any other LLVM user in it.
+ *
+ * uopi_jit_shutdown: disposes the LLJIT and every pooled TargetMachine.  Call
+ * it explicitly before exit (never from a static destructor: LLVM aborts).
+ * It refuses (UOPC_ERR_ARG, nothing freed) while kernels are live, and needs
+ * no other engine call to be running.  A later call re-creates the engine. */
+UOPI_FUNC uopc_status uopi_jit_init(uopc_error *e);
+UOPI_FUNC uopc_status uopi_jit_shutdown(uopc_error *e);
+
+/* Compiles and frees one small kernel at the tier, to absorb the first-compile
+   costs (page faults, lazy LLVM initialization: +2-18 ms) at a chosen time. */
+UOPI_FUNC uopc_status uopi_jit_warm(uopi_jit_tier t, uopc_error *e);
+
+/* What the object code depends on besides the IR, for cache keys: LLVM
+   version, triple, host CPU and features, the cl::opts set.  A static string
+   after a successful init, NULL before. */
+UOPI_FUNC const char *uopi_jit_target_id(void);
+
+/* ---- building modules ----------------------------------------------------- */
+
+/* A new module in a new LLVMContext, with the host triple and data layout.
+   The caller owns both (uopi_jit_compile disposes them). */
+UOPI_FUNC uopc_status uopi_jit_module_new(const char *name, LLVMModuleRef *out, uopc_error *e);
+
+/* Disposes a module and its LLVMContext (for modules made by
+   uopi_jit_module_new that are not handed to uopi_jit_compile). */
+UOPI_FUNC void uopi_jit_module_free(LLVMModuleRef m);
+
+/* Marks fn nounwind (no .eh_frame to register per kernel) and every pointer
+   parameter noalias (no runtime alias checks in vectorized loops).  Only
+   valid when the buffers of a call never overlap. */
+UOPI_FUNC void uopi_jit_mark_kernel(LLVMValueRef fn);
+
+/* Writes "<prefix>_<process nonce>_<counter>" into buf (size n >= 64 is
+   always enough for a prefix up to 16 chars): unique in this process and,
+   with overwhelming probability, against names in objects loaded from other
+   processes' caches. */
+UOPI_FUNC void uopi_jit_unique_name(char *buf, size_t n, const char *prefix);
+
+/* A sample kernel, built with the C API, in a new module (uopi_jit_module_new):
+ *   UOPI_JIT_SAMPLE_EW:  void NAME(ptr o, ptr a, ptr b): o[i] = a[i]*b[i] + a[i],
+ *                        i < n, f32, fmul then fadd (no FMA)
+ *   UOPI_JIT_SAMPLE_MM:  void NAME(ptr c, ptr a, ptr b): c = a @ b, n x n f32,
+ *                        loops i, k, j (unit stride innermost), c zeroed
+ *                        first, c[i,j] = c[i,j] + a[i,k]*b[k,j] in k order
+ * Parameters marked with uopi_jit_mark_kernel.  Used by uopi_jit_warm, the
+ * tests and the benchmarks. */
+typedef enum uopi_jit_sample { UOPI_JIT_SAMPLE_EW, UOPI_JIT_SAMPLE_MM } uopi_jit_sample;
+UOPI_FUNC uopc_status uopi_jit_sample_module(uopi_jit_sample s, int64_t n, const char *name,
+                                             LLVMModuleRef *out, uopc_error *e);
+
+/* ---- compiling -------------------------------------------------------------
+ * The steps of uopi_jit_compile, callable one by one (for --emit, the cache
+ * and timing).  None of them takes ownership of m. */
+
+/* Verifies m, sets the host triple and data layout, and runs the tier's
+   passes with a host TargetMachine, in place. */
+UOPI_FUNC uopc_status uopi_jit_prepare(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e);
+
+/* Generates code for a prepared m on a host TargetMachine of the tier's
+   CodeGen level (PIC, small code model): an ELF object, or assembly text when
+   asm_text (then NUL-terminated; *size excludes the NUL).  *out is malloc'd,
+   the caller frees it.  Codegen rewrites m's IR (CodeGenPrepare): emit a
+   module once, or clone it first. */
+UOPI_FUNC uopc_status uopi_jit_emit(LLVMModuleRef m, uopi_jit_tier t, int asm_text, uint8_t **out,
+                                    size_t *size, uopc_error *e);
+
+/* The LLVM IR text of m (malloc'd, caller frees; NULL on OOM). */
+UOPI_FUNC char *uopi_jit_ir_text(LLVMModuleRef m);
+
+/* The assembly the JIT would run for m at tier t (a clone of m is prepared
+   and emitted; m is unchanged).  *out malloc'd, caller frees. */
+UOPI_FUNC uopc_status uopi_jit_asm_text(LLVMModuleRef m, uopi_jit_tier t, char **out, uopc_error *e);
+
+/* ---- code handles -------------------------------------------------------- */
+
+#define UOPI_JIT_MAX_BUFS 16
+
+/* A compiled kernel.  Fields are read-only.  The handle owns the code in the
+   JIT (its own ResourceTracker) and a copy of the object bytes. */
+typedef struct uopi_jit_code {
+  void (*fn)(void);          /* the entry; call it through uopi_jit_call */
+  unsigned nbufs;            /* number of buffer parameters */
+  const uint8_t *obj;        /* the ELF object (for the kernel cache) */
+  size_t obj_size;
+  LLVMOrcResourceTrackerRef rt;
+} uopi_jit_code;
+
+/* prepare + emit + load, for the defined function `name` of m, which takes
+   nbufs pointer parameters and returns void.  Takes ownership of m and of its
+   LLVMContext (which must hold no other module, and must not be the global
+   context) and disposes both, on success and on failure. */
+UOPI_FUNC uopc_status uopi_jit_compile(LLVMModuleRef m, const char *name, uopi_jit_tier t,
+                                       uopi_jit_code **out, uopc_error *e);
+
+/* Links an object (bytes copied) into the JIT and looks up `name`, a kernel
+   of nbufs buffers: no optimization, no codegen.  Fails (UOPC_ERR_JIT) when
+   a symbol of the object is already defined by a live kernel. */
+UOPI_FUNC uopc_status uopi_jit_load(const void *obj, size_t size, const char *name, unsigned nbufs,
+                                    uopi_jit_code **out, uopc_error *e);
+
+/* Removes the code from the JIT, releases its memory and the handle.  NULL is
+   a no-op.  The kernel must not be running. */
+UOPI_FUNC void uopi_jit_free(uopi_jit_code *k);
+
+/* ---- calling -------------------------------------------------------------
+ * Calls k(bufs[0], ..., bufs[n-1]) with a known floating-point environment:
+ * the MXCSR control bits at their defaults during the call (0x1F80: round to
+ * nearest, FTZ and DAZ off, all exceptions masked), the caller's control bits
+ * restored after it, so the caller's FTZ/DAZ/rounding state never changes
+ * results.  Sticky exception flags accumulate as across any C call.  n must
+ * equal k->nbufs (UOPC_ERR_ARG otherwise).  No lock: any number of threads
+ * may call kernels at once. */
+UOPI_FUNC uopc_status uopi_jit_call(const uopi_jit_code *k, void *const *bufs, unsigned n,
+                                    uopc_error *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

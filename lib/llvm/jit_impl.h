@@ -1,0 +1,56 @@
+/* lib/llvm/jit_impl.h - what the JIT engine's files share (engine.c, tm.c,
+ * passes.c, object.c, code.c, launch.c, ...).  Users of the engine include
+ * jit.h only.
+ */
+#ifndef UOPI_LLVM_JIT_IMPL_H
+#define UOPI_LLVM_JIT_IMPL_H
+
+#include <pthread.h>
+
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "jit.h"
+
+/* ---- engine.c: the one engine of the process ----------------------------- */
+typedef struct uopi_jit_engine {
+  pthread_mutex_t lock;            /* held around add+lookup and remove only */
+  LLVMOrcLLJITRef jit;
+  LLVMOrcJITDylibRef jd;           /* the main JITDylib; owned by jit */
+  LLVMOrcSymbolStringPoolRef ssp;  /* owned by jit */
+  const char *triple, *dl;         /* owned by jit: never freed here */
+  char *cpu, *features;            /* host CPU: LLVMDisposeMessage */
+  char *target_id;                 /* malloc'd, see uopi_jit_target_id */
+  long live;                       /* code handles not yet freed (under lock) */
+} uopi_jit_engine;
+
+/* The engine, initialized (*g = NULL when init fails). */
+UOPI_FUNC uopc_status uopi_jit_get(uopi_jit_engine **g, uopc_error *e);
+
+/* ---- error.c: LLVM failures as uopc_error --------------------------------- */
+UOPI_FUNC uopc_status uopi_jit_fail(uopc_error *e, uopc_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Consumes err. */
+UOPI_FUNC uopc_status uopi_jit_fail_err(uopc_error *e, LLVMErrorRef err, const char *what);
+/* The ExecutionSession's error reporter (consumes err): keeps the first
+   message in a thread-local slot that the next uopi_jit_fail_err on this
+   thread adds to its message; uopi_jit_session_clear empties the slot. */
+UOPI_FUNC void uopi_jit_session_error(void *ctx, LLVMErrorRef err);
+UOPI_FUNC void uopi_jit_session_clear(void);
+/* Disposes msg (an LLVM message; NULL allowed). */
+UOPI_FUNC uopc_status uopi_jit_fail_msg(uopc_error *e, char *msg, const char *what);
+
+/* ---- tm.c: pooled host TargetMachines ------------------------------------
+ * A TargetMachine is used by one thread at a time: take one for a pass run
+ * or a codegen, give it back after.  TMs are made on demand (one per tier per
+ * concurrently compiling thread), reused forever, disposed at shutdown. */
+UOPI_FUNC LLVMTargetMachineRef uopi_jit_tm_take(uopi_jit_engine *g, uopi_jit_tier t, uopc_error *e);
+UOPI_FUNC void uopi_jit_tm_give(uopi_jit_tier t, LLVMTargetMachineRef tm);
+UOPI_FUNC void uopi_jit_tm_dispose_all(void);
+
+/* ---- passes.c ----------------------------------------------------------- */
+/* 0 for a valid tier, else UOPC_ERR_ARG with *e set. */
+UOPI_FUNC uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e);
+
+#endif

@@ -1,0 +1,155 @@
+/* lib/llvm/kernel.c - the public kernel API: compile, call, free, emit. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "llvm/emit.h"
+
+struct uopc_kernel {
+  uopi_jit_code *code;
+  uint32_t nbufs;
+  uopc_dtype dtype[UOPI_KERNEL_MAX_BUFS];
+  int64_t len[UOPI_KERNEL_MAX_BUFS];
+};
+
+size_t uopc_dtype_size(uopc_dtype t) {
+  switch (t) {
+  case UOPC_BOOL: return 1;
+  case UOPC_F16: return 2;
+  case UOPC_I32: case UOPC_F32: return 4;
+  default: return 0;
+  }
+}
+
+static uopi_jit_tier tier_of(const uopc_compile_opts *o) {
+  return o && o->tier == UOPC_TIER_STRONG ? UOPI_JIT_TIER2 : UOPI_JIT_TIER0;
+}
+
+static void copy_err(uopc_ctx *c, uopc_error *e) {
+  if (e && uopc_ctx_error(c)) *e = *uopc_ctx_error(c);
+}
+
+/* prepare + emit: the module of the kernel rooted at root, or NULL. */
+static LLVMModuleRef build(uopc_ctx *c, uopc_node *root, uopi_kernel_ir *k, char *name, size_t name_size) {
+  if (uopi_kernel_prepare(c, root, k) != UOPC_OK) return NULL;
+  uopi_jit_unique_name(name, name_size, "uopc_k");
+  LLVMModuleRef m;
+  return uopi_emit_kernel(c, k, name, &m) == UOPC_OK ? m : NULL;
+}
+
+uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
+  uopi_kernel_ir k;
+  char name[64];
+  LLVMModuleRef m = build(c, root, &k, name, sizeof name);
+  if (!m) {
+    copy_err(c, e);
+    return NULL;
+  }
+  uopc_kernel *out = calloc(1, sizeof *out);
+  uopc_error je = {0};
+  if (!out) {
+    uopi_jit_module_free(m);
+    uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+    copy_err(c, e);
+    return NULL;
+  }
+  if (uopi_jit_compile(m, name, tier_of(opts), &out->code, &je) != UOPC_OK) {
+    free(out);
+    uopc_fail(c, je.code, "%s", je.msg);
+    copy_err(c, e);
+    return NULL;
+  }
+  out->nbufs = k.nbufs;
+  for (uint32_t i = 0; i < k.nbufs; i++) {
+    out->dtype[i] = (uopc_dtype)k.bufs[i]->dtype;
+    out->len[i] = k.bufs[i]->shape[0];
+  }
+  return out;
+}
+
+uopc_status uopc_kernel_call(const uopc_kernel *k, void *const *bufs, uint32_t n, uopc_error *e) {
+  uopc_error tmp;
+  if (!e) e = &tmp;
+  memset(e, 0, sizeof *e);
+  if (!k || (n && !bufs)) {
+    e->code = UOPC_ERR_ARG;
+    snprintf(e->msg, sizeof e->msg, "kernel call: NULL kernel or buffers");
+    return e->code;
+  }
+  if (n != k->nbufs) {
+    e->code = UOPC_ERR_ARG;
+    snprintf(e->msg, sizeof e->msg, "the kernel takes %u buffers, got %u", k->nbufs, n);
+    return e->code;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    if (!bufs[i]) {
+      e->code = UOPC_ERR_ARG;
+      snprintf(e->msg, sizeof e->msg, "buffer %u is NULL", i);
+      return e->code;
+    }
+    uintptr_t a0 = (uintptr_t)bufs[i], a1 = a0 + (uintptr_t)k->len[i] * uopc_dtype_size(k->dtype[i]);
+    for (uint32_t j = 0; j < i; j++) {
+      uintptr_t b0 = (uintptr_t)bufs[j], b1 = b0 + (uintptr_t)k->len[j] * uopc_dtype_size(k->dtype[j]);
+      if (a0 < b1 && b0 < a1) {
+        e->code = UOPC_ERR_ARG;
+        snprintf(e->msg, sizeof e->msg, "buffers %u and %u overlap (kernels need distinct memory per slot)", j, i);
+        return e->code;
+      }
+    }
+  }
+  int32_t status = 0;
+  void *args[UOPI_KERNEL_MAX_BUFS + 1];
+  memcpy(args, bufs, (size_t)n * sizeof *args);
+  args[n] = &status;
+  uopc_status st = uopi_jit_call(k->code, args, n + 1, e);
+  if (st != UOPC_OK) return st;
+  if (status) {
+    e->code = UOPC_ERR_EVAL;
+    snprintf(e->msg, sizeof e->msg, "kernel index out of bounds in BUFFER slot %d (of %lld elements)", status - 1,
+             (long long)k->len[status - 1]);
+    return e->code;
+  }
+  return UOPC_OK;
+}
+
+void uopc_kernel_free(uopc_kernel *k) {
+  if (!k) return;
+  uopi_jit_free(k->code);
+  free(k);
+}
+
+uint32_t uopc_kernel_nbufs(const uopc_kernel *k) { return k->nbufs; }
+uopc_dtype uopc_kernel_buf_dtype(const uopc_kernel *k, uint32_t s) { return s < k->nbufs ? k->dtype[s] : UOPC_VOID; }
+int64_t uopc_kernel_buf_len(const uopc_kernel *k, uint32_t s) { return s < k->nbufs ? k->len[s] : 0; }
+
+char *uopc_emit_llvm(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
+  (void)opts;
+  uopi_kernel_ir k;
+  char name[64];
+  LLVMModuleRef m = build(c, root, &k, name, sizeof name);
+  if (!m) {
+    copy_err(c, e);
+    return NULL;
+  }
+  char *s = uopi_jit_ir_text(m);
+  uopi_jit_module_free(m);
+  if (!s) uopc_fail(c, UOPC_ERR_NOMEM, "out of memory"), copy_err(c, e);
+  return s;
+}
+
+char *uopc_emit_asm(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
+  uopi_kernel_ir k;
+  char name[64];
+  LLVMModuleRef m = build(c, root, &k, name, sizeof name);
+  if (!m) {
+    copy_err(c, e);
+    return NULL;
+  }
+  char *s = NULL;
+  uopc_error je = {0};
+  if (uopi_jit_asm_text(m, tier_of(opts), &s, &je) != UOPC_OK) {
+    uopc_fail(c, je.code, "%s", je.msg);
+    copy_err(c, e);
+  }
+  uopi_jit_module_free(m);
+  return s;
+}

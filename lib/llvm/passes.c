@@ -1,0 +1,52 @@
+/* lib/llvm/passes.c - the IR pipelines of the two tiers, and prepare.
+ *
+ * TIER0 is the short pipeline measured in docs/jit.md: LICM (hoists the
+ * loop-invariant loads of a loop nest), the loop vectorizer at the host's
+ * width without interleaving, and simplifycfg to clean up after it.  No
+ * mem2reg/SROA, no loop rotation, no unrolling: the lowering emits SSA and
+ * bottom-tested loops itself.  TIER2 is LLVM's default<O2> with the SLP
+ * vectorizer on, as clang -O2 runs it.
+ *
+ * The passes run with a host TargetMachine: without one there is no TTI and
+ * nothing is vectorized.
+ */
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "jit_impl.h"
+
+static const char tier0_pipeline[] =
+    "function(loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg)";
+static const char tier2_pipeline[] = "default<O2>";
+
+uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e) {
+  if (t == UOPI_JIT_TIER0 || t == UOPI_JIT_TIER2) return UOPC_OK;
+  return uopi_jit_fail(e, UOPC_ERR_ARG, "unknown JIT tier %d", (int)t);
+}
+
+const char *uopi_jit_tier_pipeline(uopi_jit_tier t) {
+  return t == UOPI_JIT_TIER0 ? tier0_pipeline : t == UOPI_JIT_TIER2 ? tier2_pipeline : NULL;
+}
+
+uopc_status uopi_jit_prepare(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
+  uopi_jit_engine *g;
+  uopc_status st = uopi_jit_check_tier(t, e);
+  if (st == UOPC_OK) st = uopi_jit_get(&g, e);
+  if (st) return st;
+  char *msg = NULL;
+  if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg))
+    return uopi_jit_fail_msg(e, msg, "invalid LLVM module");
+  if (msg) LLVMDisposeMessage(msg);
+  LLVMSetTarget(m, g->triple);
+  LLVMSetDataLayout(m, g->dl);
+
+  LLVMTargetMachineRef tm = uopi_jit_tm_take(g, t, e);
+  if (!tm) return UOPC_ERR_JIT;
+  LLVMPassBuilderOptionsRef o = LLVMCreatePassBuilderOptions();
+  if (t == UOPI_JIT_TIER2) LLVMPassBuilderOptionsSetSLPVectorization(o, 1);
+  LLVMErrorRef err = LLVMRunPasses(m, uopi_jit_tier_pipeline(t), tm, o);
+  LLVMDisposePassBuilderOptions(o);
+  uopi_jit_tm_give(t, tm);
+  return err ? uopi_jit_fail_err(e, err, "LLVM passes failed") : UOPC_OK;
+}

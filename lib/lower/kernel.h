@@ -1,0 +1,30 @@
+/* lib/lower/kernel.h - a kernel graph made ready for code generation.
+ *
+ * A kernel is SINK(effects...) over BUFFER, RANGE, INDEX, LOAD, STORE, END
+ * and scalar ALU ops (docs/uir.md, "Kernels").  Preparing it checks that it
+ * is one, collects its buffers by slot, and simplifies every index
+ * expression (those without a LOAD: their ranges are known); values stay as
+ * written.
+ */
+#ifndef UOPI_LOWER_KERNEL_H
+#define UOPI_LOWER_KERNEL_H
+
+#include "internal.h"
+
+#define UOPI_KERNEL_MAX_BUFS 15
+
+typedef struct uopi_kernel_ir {
+  uopc_node *root;                           /* a SINK */
+  uint32_t nbufs;                            /* slots 0 .. nbufs-1 */
+  uopc_node *bufs[UOPI_KERNEL_MAX_BUFS];     /* the BUFFER of each slot */
+} uopi_kernel_ir;
+
+/* Checks and prepares root (a SINK, or one STORE/END).  On error returns
+   NULL-equivalent status with the context's error set (UOPC_ERR_TYPE for a
+   graph that is not a kernel). */
+UOPI_FUNC uopc_status uopi_kernel_prepare(uopc_ctx *c, uopc_node *root, uopi_kernel_ir *out);
+
+/* The bit of a buffer slot in a load mask (slots >= 63 share bit 63). */
+static inline uint64_t uopi_slot_bit(int64_t slot) { return 1ull << (slot < 63 ? slot : 63); }
+
+#endif
