@@ -1,0 +1,108 @@
+/* tools/cli.c - output, errors and input for the verbs. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* ---- output and errors -------------------------------------------------- */
+
+void out_put(cli *k, const char *s, size_t n) {
+  if (k->oom) return;
+  if (k->n + n + 1 > k->cap) {
+    size_t cap = k->cap ? k->cap : 4096;
+    while (cap < k->n + n + 1) cap *= 2;
+    char *p = realloc(k->out, cap);
+    if (!p) {
+      k->oom = 1;
+      return;
+    }
+    k->out = p;
+    k->cap = cap;
+  }
+  memcpy(k->out + k->n, s, n);
+  k->n += n;
+}
+
+void out_str(cli *k, const char *s) { out_put(k, s, strlen(s)); }
+
+/* `FILE:LINE:COL: error: MESSAGE`, or `FILE: error: MESSAGE` where no line
+   applies.  file is used when the error names none. */
+int report(const uopc_error *e, const char *file) {
+  const char *f = e && e->file ? e->file : file ? file : "uopc";
+  const char *msg = e && e->msg[0] ? e->msg : "unknown error";
+  if (e && e->line > 0) fprintf(stderr, "%s:%d:%d: error: %s\n", f, e->line, e->col, msg);
+  else fprintf(stderr, "%s: error: %s\n", f, msg);
+  return EXIT_ERR;
+}
+
+/* The context's recorded error, reported against file. */
+int report_ctx(cli *k, const char *file) {
+  const uopc_error *e = uopc_ctx_error(k->c);
+  uopc_error none = {.code = UOPC_ERR_NOMEM, .msg = "out of memory"};
+  uopc_error copy = e ? *e : none;
+  copy.file = NULL;
+  return report(&copy, file);
+}
+
+void out_fmt(cli *k, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n > 0) out_put(k, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+int verb_usage(const char *verb, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "uopc %s: ", verb);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n(uopc --help lists the verbs and their arguments)\n");
+  return EXIT_USAGE;
+}
+
+
+/* ---- input -------------------------------------------------------------- */
+
+/* Parses a .uir file, or standard input when path is "-".  NULL after
+   reporting the error. */
+uopc_node *load(cli *k, const char *path) {
+  uopc_error e;
+  if (strcmp(path, "-") != 0) {
+    uopc_node *root = uopc_uir_parse_file(k->c, path, &e);
+    if (!root) report(&e, path);
+    return root;
+  }
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n == cap) {
+      cap = cap ? cap * 2 : 65536;
+      char *p = realloc(buf, cap);
+      if (!p) {
+        free(buf);
+        fprintf(stderr, "<stdin>: error: out of memory\n");
+        return NULL;
+      }
+      buf = p;
+    }
+    size_t got = fread(buf + n, 1, cap - n, stdin);
+    n += got;
+    if (got == 0) break;
+  }
+  if (ferror(stdin)) {
+    fprintf(stderr, "<stdin>: error: cannot read: %s\n", strerror(errno));
+    free(buf);
+    return NULL;
+  }
+  uopc_node *root = uopc_uir_parse(k->c, buf, n, "<stdin>", &e);
+  free(buf);
+  if (!root) report(&e, "<stdin>");
+  return root;
+}
+
