@@ -207,3 +207,21 @@ TEST_F(Sym, SimplifyIsMemoizedAndIdempotent) {
 }
 
 }  // namespace
+
+namespace {
+TEST_F(Sym, StrongSetClosesTheIncompletenessExamples) {
+  auto strong = [&](uopc_node *e) {
+    uopc_node *r = uopc_graph_rewrite(c, e, uopc_rules_symbolic_strong(), nullptr, 0);
+    return r ? fmt(c, r) : "<error: " + c.err() + ">";
+  };
+  EXPECT_EQ(strong(div(mul(x, 2), 4)), "(x//2)");
+  EXPECT_EQ(strong(div(add(mul(x, 6), 4), 8)), "(((x*3)+2)//4)");
+  EXPECT_EQ(strong(mod(add(mul(x, 6), 4), 8)), "((((x*3)+2)%4)*2)");
+  EXPECT_EQ(strong(uopc_max(c, i, I(0))), "i");
+  EXPECT_EQ(strong(uopc_max(c, add(i, -2), I(0))), "max((i+-2), 0)");
+  EXPECT_EQ(strong(uopc_max(c, i, I(7))), "7");
+  EXPECT_EQ(strong(mul(add(x, 1), add(x, 1))), "((x+1)*(x+1))");
+  // everything symbolic does, it still does
+  EXPECT_EQ(strong(mod(div(add(mul(i, 8), j), 8), 4)), "i");
+}
+}  // namespace

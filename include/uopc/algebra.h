@@ -49,6 +49,10 @@ UOPC_API int64_t uopc_vmax(uopc_ctx *c, uopc_node *u);
    such as gcd division, that the lowering may use). */
 UOPC_API const uopc_matcher *uopc_rules_fold(void);
 UOPC_API const uopc_matcher *uopc_rules_symbolic(void);
+/* symbolic plus gcd division ((x*2)//4 -> x//2, (x*6+4)%8 -> ((x*3+2)%4)*2)
+   and max(x, c) decided by bounds, before the bounds catch-all.  A separate
+   named set: `simplify` keeps the seed's behaviour. */
+UOPC_API const uopc_matcher *uopc_rules_symbolic_strong(void);
 
 /* The symbolic rule table itself (fold first), for building matchers that
    reorder or extend it. *n receives the number of rules. */

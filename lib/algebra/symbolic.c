@@ -238,3 +238,92 @@ const uopc_rule *uopc_rules_symbolic_table(size_t *n) {
   *n = sizeof symbolic_rules / sizeof symbolic_rules[0];
   return symbolic_rules;
 }
+
+/* ---- symbolic_strong: symbolic plus rules the seed's set misses (3.9) ----
+ * Inserted before the bounds catch-all.  Each is exact for i32 under the
+ * same no-overflow assumption as the seed's division rules. */
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  a = a < 0 ? -a : a, b = b < 0 ? -b : b;
+  while (b) {
+    int64_t t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+/* The gcd of the constant factors of every term of x and of k (0: a term has
+   no constant factor). */
+static int64_t terms_gcd(uopc_ctx *c, uopc_node *x, int64_t k, int *oom) {
+  uint32_t n, cap;
+  uopc_node **t = split_terms(c, x, &n, &cap);
+  if (!t) {
+    *oom = 1;
+    return 0;
+  }
+  int64_t g = k;
+  for (uint32_t i = 0; i < n && g > 1; i++) {
+    uopc_node *u = t[i];
+    if (IS_CONST(u)) g = gcd64(g, ARG(u));
+    else if (u->op == UOPC_MUL && IS_CONST(u->src[1])) g = gcd64(g, ARG(u->src[1]));
+    else g = 1;
+  }
+  uopc_mem_free(c, t, (size_t)cap * sizeof *t);
+  return g;
+}
+
+/* x with every term divided by g (each term is a visible multiple of g). */
+static uopc_node *div_terms(uopc_ctx *c, uopc_node *x, int64_t g) {
+  uint32_t n, cap;
+  uopc_node **t = split_terms(c, x, &n, &cap);
+  if (!t) return NULL;
+  uopc_node *r = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    uopc_node *q = divides(c, t[i], g);
+    r = r ? uopc_add(c, r, q) : q;
+  }
+  uopc_mem_free(c, t, (size_t)cap * sizeof *t);
+  return r;
+}
+
+/* (g*a) // (g*k) -> a // k and (g*a) % (g*k) -> (a % k) * g, g the gcd of every term's factor and k > 0 */
+static uopc_node *gcd_divmod(uopc_ctx *c, uopc_node *x, uopc_node *k, int mod) {
+  int oom = 0;
+  if (ARG(k) <= 0) return NULL;
+  int64_t g = terms_gcd(c, x, ARG(k), &oom);
+  if (oom || g <= 1) return NULL;
+  uopc_node *a = div_terms(c, x, g);
+  if (!a) return NULL;
+  return mod ? uopc_mul_k(c, uopc_mod_k(c, a, (double)(ARG(k) / g)), (double)g)
+             : uopc_idiv_k(c, a, (double)(ARG(k) / g));
+}
+
+RULE(r_gcd_div) { return gcd_divmod(c, b[0], b[1], 0); }
+RULE(r_gcd_mod) { return gcd_divmod(c, b[0], b[1], 1); }
+RULE(r_max_bounds) { /* max(x, c) -> x when x >= c always, -> c when x <= c always */
+  if (uopc_vmin(c, b[0]) >= ARG(b[1])) return b[0];
+  if (uopc_vmax(c, b[0]) <= ARG(b[1])) return b[1];
+  return NULL;
+}
+
+static const uopc_rule strong_extra[] = {
+    {"(floordiv $x:i32 #c)", r_gcd_div, "gcd_div"},
+    {"(floormod $x:i32 #c)", r_gcd_mod, "gcd_mod"},
+    {"(max $x:i32 #c)", r_max_bounds, "max_bounds"},
+};
+
+static pthread_once_t strong_once = PTHREAD_ONCE_INIT;
+static uopc_matcher *strong_m;
+static void build_strong(void) {
+  enum { NS = sizeof symbolic_rules / sizeof symbolic_rules[0], NE = sizeof strong_extra / sizeof strong_extra[0] };
+  static uopc_rule all[NS + NE];
+  for (size_t i = 0; i + 1 < NS; i++) all[i] = symbolic_rules[i];
+  for (size_t i = 0; i < NE; i++) all[NS - 1 + i] = strong_extra[i];
+  all[NS + NE - 1] = symbolic_rules[NS - 1]; /* the bounds catch-all stays last */
+  strong_m = uopi_matcher_static(all, NS + NE, "symbolic_strong");
+}
+
+const uopc_matcher *uopc_rules_symbolic_strong(void) {
+  pthread_once(&strong_once, build_strong);
+  return strong_m;
+}
