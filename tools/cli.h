@@ -39,5 +39,9 @@ uopc_node *load(cli *k, const char *path);
 int cmd_print(cli *k, int argc, char **argv);
 int cmd_run(cli *k, int argc, char **argv);
 int cmd_simplify(cli *k, int argc, char **argv);
+int cmd_compile(cli *k, int argc, char **argv);
+int cmd_exec(cli *k, int argc, char **argv);
+int cmd_fuzz(cli *k, int argc, char **argv);
+int cmd_cache(cli *k, int argc, char **argv);
 
 #endif

@@ -27,6 +27,10 @@ static const verb verbs[] = {
     {"print", "FILE.uir", "parse FILE and print it back in canonical .uir form", cmd_print},
     {"run", "FILE.uir", "print the value of a closed program", cmd_run},
     {"simplify", "FILE.uir", "print the simplified graph as .uir", cmd_simplify},
+    {"compile", "FILE.uir", "print a kernel's LLVM IR or assembly (--emit=llvm|asm)", cmd_compile},
+    {"exec", "FILE.uir", "run a kernel on .npy files (--arg S=IN.npy, --out S=OUT.npy)", cmd_exec},
+    {"fuzz", "[OPTIONS]", "compiled ALU ops against exec_alu (--count N --op OP --dtype D)", cmd_fuzz},
+    {"cache", "stats|clear|warm FILE.uir", "the kernel cache: show, empty, or fill it", cmd_cache},
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 

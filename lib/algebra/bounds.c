@@ -13,6 +13,14 @@ typedef struct iv {
   int64_t lo, hi;
 } iv;
 
+static inline int is_float(unsigned t) { return t == UOPC_F32 || t == UOPC_F16; }
+
+static const unsigned op_flags[] = {
+#define X(N, s, a, f) f,
+    UOPC_OPS(X)
+#undef X
+};
+
 static iv full(uopc_dtype t) {
   switch (t) {
   case UOPC_BOOL: return (iv){0, 1};
@@ -34,9 +42,9 @@ static iv get(const uopc_node *u) { return (iv){u->vmin, u->vmax}; }
 /* The interval of u from its sources' (already computed) intervals. */
 static iv compute(const uopc_node *u) {
   uopc_dtype d = (uopc_dtype)u->dtype;
-  if (u->op == UOPC_CONST) return uopc_dtype_is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
+  if (u->op == UOPC_CONST) return is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
   if (u->op == UOPC_RANGE) return (iv){0, max2(0, u->src[0]->vmax - 1)};
-  if (uopc_dtype_is_float(d) || u->ndim != 0 || d == UOPC_VOID) return full(d);
+  if (is_float(d) || u->ndim != 0 || d == UOPC_VOID) return full(d);
   if (u->op == UOPC_CAST && u->src[0]->dtype == UOPC_BOOL) return get(u->src[0]);
   if (u->op == UOPC_WHERE) {
     iv c = get(u->src[0]), a = get(u->src[1]), b = get(u->src[2]);
@@ -44,9 +52,9 @@ static iv compute(const uopc_node *u) {
     if (!c.hi) return b;
     return (iv){min2(a.lo, b.lo), max2(a.hi, b.hi)};
   }
-  if (!(uopc_op_flags((uopc_op)u->op) & UOPC_F_ALU) || u->nsrc != 2) return full(d);
+  if (!(op_flags[u->op] & UOPC_F_ALU) || u->nsrc != 2) return full(d);
   iv a = get(u->src[0]), b = get(u->src[1]);
-  int operands_float = uopc_dtype_is_float((uopc_dtype)u->src[0]->dtype);
+  int operands_float = is_float(u->src[0]->dtype);
   if (d == UOPC_BOOL && !(u->op == UOPC_CMPLT || u->op == UOPC_CMPNE)) {
     switch (u->op) { /* bool: add is or, mul is and, max is or */
     case UOPC_ADD: case UOPC_MAX: return (iv){a.lo | b.lo, a.hi | b.hi};
@@ -93,8 +101,7 @@ static void set(uopc_node *u) {
 }
 
 /* Computes bounds for u and every source that lacks them, post-order. */
-static int ensure(uopc_ctx *c, uopc_node *u) {
-  if (u->flags & UOPC_NF_BOUNDS) return 1;
+static __attribute__((noinline)) int ensure_slow(uopc_ctx *c, uopc_node *u) {
   typedef struct {
     uopc_node *u;
     uint32_t next;
@@ -125,6 +132,18 @@ static int ensure(uopc_ctx *c, uopc_node *u) {
   }
   if (st != small) uopc_mem_free(c, st, (size_t)cap * sizeof *st);
   return 1;
+}
+
+static inline int ensure(uopc_ctx *c, uopc_node *u) {
+  if (u->flags & UOPC_NF_BOUNDS) return 1;
+  /* the common case: every source has its bounds */
+  uint32_t i = 0;
+  while (i < u->nsrc && (u->src[i]->flags & UOPC_NF_BOUNDS)) i++;
+  if (i == u->nsrc) {
+    set(u);
+    return 1;
+  }
+  return ensure_slow(c, u);
 }
 
 int64_t uopc_vmin(uopc_ctx *c, uopc_node *u) {

@@ -116,13 +116,36 @@ fail:
   return NULL;
 }
 
+/* split_terms into buf (cap entries) without allocating: the number of
+   terms, or -1 when they (or the walk) do not fit. */
+static int split_terms_small(uopc_node *x, uopc_node **buf, uint32_t cap) {
+  uopc_node *stack[64];
+  uint32_t sp = 0, n = 0;
+  stack[sp++] = x;
+  while (sp) {
+    uopc_node *u = stack[--sp];
+    if (u->op == UOPC_ADD) {
+      if (sp + 2 > sizeof stack / sizeof stack[0]) return -1;
+      stack[sp++] = u->src[1];
+      stack[sp++] = u->src[0];
+      continue;
+    }
+    if (n == cap) return -1;
+    buf[n++] = u;
+  }
+  return (int)n;
+}
+
 /* (a*c + b) // c == a + b//c  and  (a*c + b) % c == b % c (floor division). */
 static uopc_node *div_sum(uopc_ctx *c, uopc_node *x, uopc_node *k, int mod) {
   int64_t kv = ARG(k);
   if (kv <= 0) return NULL;
-  uint32_t n, cap;
-  uopc_node **t = split_terms(c, x, &n, &cap);
-  if (!t) return NULL;
+  uopc_node *small[32];
+  uint32_t n, cap = 0;
+  int ns = split_terms_small(x, small, sizeof small / sizeof small[0]);
+  uopc_node **t = small;
+  if (ns >= 0) n = (uint32_t)ns;
+  else if (!(t = split_terms(c, x, &n, &cap))) return NULL;
   uopc_node *quot = NULL, *rest = NULL, *res = NULL;
   int any = 0;
   for (uint32_t i = 0; i < n; i++) any |= is_divisible(t[i], kv);
@@ -139,7 +162,7 @@ static uopc_node *div_sum(uopc_ctx *c, uopc_node *x, uopc_node *k, int mod) {
     if (!rest) rest = K(x, 0);
     res = mod ? uopc_mod(c, rest, k) : uopc_add(c, quot, uopc_idiv(c, rest, k));
   }
-  uopc_mem_free(c, t, (size_t)cap * sizeof *t);
+  if (t != small) uopc_mem_free(c, t, (size_t)cap * sizeof *t);
   return res;
 }
 
@@ -169,7 +192,7 @@ RULE(r_lt_mul) { /* x*c1 < c2 -> x < ceil(c2/c1), c1 > 0 */
 
 RULE(r_const_bounds) {
   uopc_node *x = b[0];
-  if (x->ndim != 0 || uopc_dtype_is_float((uopc_dtype)x->dtype)) return NULL;
+  if (x->ndim != 0 || x->dtype == UOPC_F32 || x->dtype == UOPC_F16) return NULL;
   int64_t lo = uopc_vmin(c, x);
   return lo == uopc_vmax(c, x) ? uopc_const_i(c, (uopc_dtype)x->dtype, lo) : NULL;
 }

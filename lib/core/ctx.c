@@ -13,6 +13,10 @@
 #define CHUNK_MIN (64u * 1024u)
 #define CHUNK_MAX (4u * 1024u * 1024u)
 #define CACHE_MAX_BYTES (64u * 1024u * 1024u)
+/* Context arrays from this size on come from the chunk cache: from malloc,
+   a context's growing arrays made the heap top grow and shrink (brk, page
+   faults) on every context of a few thousand nodes. */
+#define BIG_MIN (16u * 1024u)
 
 static void *default_realloc(void *ud, void *p, size_t old_n, size_t new_n) {
   (void)ud, (void)old_n;
@@ -111,7 +115,7 @@ static void chunk_free(uopc_ctx *c, uopi_chunk *ch) {
 }
 
 void *uopi_big_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n) {
-  const size_t big = 64u * 1024u;
+  const size_t big = BIG_MIN;
   if (old_n < big && new_n < big) return uopc_mem_realloc(c, p, old_n, new_n);
   void *q = NULL;
   if (new_n >= big) {
@@ -128,7 +132,7 @@ void *uopi_big_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n) {
 
 void uopi_big_free(uopc_ctx *c, void *p, size_t n) {
   if (!p) return;
-  if (n < 64u * 1024u) uopc_mem_free(c, p, n);
+  if (n < BIG_MIN) uopc_mem_free(c, p, n);
   else chunk_free(c, (uopi_chunk *)((char *)p - offsetof(uopi_chunk, data)));
 }
 

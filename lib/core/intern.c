@@ -8,11 +8,31 @@
 
 #include "core/intern.h"
 
-static inline uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h *= 0xff51afd7ed558ccdull;
-  return h ^ (h >> 32);
+/* The key is hashed as a sequence of 64-bit words: a header word (op,
+   dtype, ndim, nsrc, and which optional arg fields follow: empty ones are
+   skipped), then the rest.  The first two words are multiplied
+   independently (a binary ALU node or an int constant is just these two, so
+   its hash is short to compute: the table probe waits for it); each further
+   word is folded in with one multiply. */
+#define HK0 0x9e3779b97f4a7c15ull
+#define HK1 0xd6e8feb86659fd93ull
+#define HMUL 0xff51afd7ed558ccdull
+
+typedef struct hstate {
+  uint64_t h;
+  int more;  /* 0: the next word is the second */
+} hstate;
+
+static inline void hword(hstate *s, uint64_t w) {
+  if (!s->more) {
+    s->h ^= w * HK1;
+    s->more = 1;
+  } else {
+    s->h = (s->h ^ w) * HMUL;
+  }
 }
+
+static inline uint32_t hfinal(uint64_t h) { return (uint32_t)(h ^ (h >> 32)); }
 
 static uint64_t dbits(double f) {
   uint64_t b;
@@ -20,18 +40,58 @@ static uint64_t dbits(double f) {
   return b;
 }
 
+/* bits of the header word: which arg fields are present */
+#define H_I 1u
+#define H_F 2u
+#define H_RN 4u
+#define H_NAME 8u
+
+static inline uint64_t header(uint32_t op, uint32_t dtype, uint32_t ndim, uint32_t nsrc, uint32_t has) {
+  return (uint64_t)op | (uint64_t)dtype << 8 | (uint64_t)ndim << 16 | (uint64_t)has << 24 | (uint64_t)nsrc << 32;
+}
+
+/* Two sources (or one, the other 0) as one word. */
+static inline uint64_t pair(const uopc_node *a, const uopc_node *b) {
+  return (uint64_t)a->id | (uint64_t)(b ? b->id : 0) << 32;
+}
+
 uint32_t uopi_key_hash(const uopi_key *k) {
-  uint64_t h = mix(k->op, ((uint64_t)k->dtype << 8) | k->ndim);
-  for (uint32_t i = 0; i < k->ndim; i++) h = mix(h, (uint32_t)k->shape[i]);
-  h = mix(h, k->nsrc);
-  for (uint32_t i = 0; i < k->nsrc; i++) h = mix(h, k->src[i]->id);
-  h = mix(h, (uint64_t)k->arg.i);
-  h = mix(h, dbits(k->arg.f));
-  h = mix(h, ((uint64_t)k->arg.rop << 32) | k->arg.n);
-  for (uint32_t i = 0; i < k->arg.n * (k->op == UOPC_SHRINK ? 2u : 1u); i++) h = mix(h, (uint32_t)k->arg.v[i]);
-  if (k->arg.name)
-    for (const char *s = k->arg.name; *s; s++) h = mix(h, (unsigned char)*s);
-  return (uint32_t)(h ^ (h >> 29));
+  uint64_t fb = dbits(k->arg.f);
+  uint32_t has = (k->arg.i ? H_I : 0) | (fb ? H_F : 0) | ((k->arg.rop | k->arg.n) ? H_RN : 0) |
+                 (k->arg.name ? H_NAME : 0);
+  hstate s = {header(k->op, k->dtype, k->ndim, k->nsrc, has) * HK0, 0};
+  for (uint32_t i = 0; i < k->nsrc; i += 2) hword(&s, pair(k->src[i], i + 1 < k->nsrc ? k->src[i + 1] : NULL));
+  for (uint32_t i = 0; i < k->ndim; i += 2)
+    hword(&s, (uint32_t)k->shape[i] | (i + 1 < k->ndim ? (uint64_t)(uint32_t)k->shape[i + 1] << 32 : 0));
+  if (has & H_I) hword(&s, (uint64_t)k->arg.i);
+  if (has & H_F) hword(&s, fb);
+  if (has & H_RN) {
+    hword(&s, ((uint64_t)k->arg.rop << 32) | k->arg.n);
+    uint32_t nv = k->arg.n * (k->op == UOPC_SHRINK ? 2u : 1u);
+    for (uint32_t i = 0; i < nv; i += 2)
+      hword(&s, (uint32_t)k->arg.v[i] | (i + 1 < nv ? (uint64_t)(uint32_t)k->arg.v[i + 1] << 32 : 0));
+  }
+  if (has & H_NAME) {
+    size_t len = strlen(k->arg.name);
+    const char *nm = k->arg.name;
+    for (size_t i = 0; i < len; i += 8) {
+      uint64_t w = 0;
+      memcpy(&w, nm + i, len - i < 8 ? len - i : 8);
+      hword(&s, w);
+    }
+    hword(&s, len);
+  }
+  return hfinal(s.h);
+}
+
+/* uopi_key_hash of a scalar node with two sources and an empty arg. */
+static inline uint32_t hash2(uopc_op op, uopc_dtype t, const uopc_node *a, const uopc_node *b) {
+  return hfinal(header(op, t, 0, 2, 0) * HK0 ^ pair(a, b) * HK1);
+}
+
+/* uopi_key_hash of a bool/i32 CONST (arg.i = v, nothing else). */
+static inline uint32_t hash_const_i(uopc_dtype t, int64_t v) {
+  return hfinal(header(UOPC_CONST, t, 0, 0, v ? H_I : 0) * HK0 ^ (uint64_t)v * HK1);
 }
 
 static int arg_eq(uopc_op op, const uopc_arg *a, const uopc_arg *b) {
@@ -51,9 +111,11 @@ static int key_eq(const uopc_node *n, const uopi_key *k, uint32_t h) {
   return arg_eq(k->op, &n->arg, &k->arg);
 }
 
-static int rehash(uopc_ctx *c) {
+static __attribute__((noinline)) int rehash(uopc_ctx *c) {
   uint32_t old = c->slots ? c->mask + 1 : 0;
-  uint32_t ncap = old ? old * 2 : 1024;
+  /* medium tables grow by 4: a context that is growing fast (run of a
+     large program) moves each entry fewer times */
+  uint32_t ncap = !old ? 1024 : (old >= 4096 && old < (1u << 20)) ? old * 4 : old * 2;
   if (ncap == 0) {
     uopc_fail(c, UOPC_ERR_NOMEM, "too many nodes");
     return 0;
@@ -74,45 +136,100 @@ static int rehash(uopc_ctx *c) {
   return 1;
 }
 
-uopc_node *uopi_intern(uopc_ctx *c, const uopi_key *k, uint8_t flags) {
-  uint32_t h = uopi_key_hash(k);
-  if (c->slots) {
-    for (uint32_t j = h & c->mask;; j = (j + 1) & c->mask) {
-      uint64_t e = c->slots[j];
-      if (!e) break;
-      if ((uint32_t)(e >> 32) != h) continue;
-      uopc_node *n = c->nodes[(uint32_t)e - 1];
-      if (key_eq(n, k, h)) return n;
-    }
-  }
-  /* a miss: make room first so that a failure leaves nothing half-built */
-  if ((uint64_t)(c->n_nodes + 1) * 2 > (c->slots ? (uint64_t)c->mask + 1 : 0) && !rehash(c)) return NULL;
-  if (c->n_nodes >= UINT32_MAX - 1) return uopc_fail(c, UOPC_ERR_NOMEM, "too many nodes");
+/* Room for one more node (hash table and node array); 0 on failure. */
+static __attribute__((noinline)) int make_room(uopc_ctx *c) {
+  if ((uint64_t)(c->n_nodes + 1) * 2 > (c->slots ? (uint64_t)c->mask + 1 : 0) && !rehash(c)) return 0;
+  if (c->n_nodes >= UINT32_MAX - 1) return uopc_fail(c, UOPC_ERR_NOMEM, "too many nodes"), 0;
   if (c->n_nodes == c->cap_nodes) {
     uint32_t ncap = c->cap_nodes ? c->cap_nodes * 2 : 1024;
     uopc_node **nn = uopi_big_realloc(c, c->nodes, (size_t)c->cap_nodes * sizeof *nn, (size_t)ncap * sizeof *nn);
-    if (!nn) return NULL;
+    if (!nn) return 0;
     c->nodes = nn;
     c->cap_nodes = ncap;
   }
+  return 1;
+}
+
+/* uopi_arena with the common case inline. */
+static inline void *arena(uopc_ctx *c, size_t n) {
+  n = (n + 15u) & ~(size_t)15u;
+  if (n > c->left) return uopi_arena(c, n);
+  void *p = c->cur;
+  c->cur += n;
+  c->left -= n;
+  /* nodes are written right after they are allocated, in arena order:
+     fetch the lines a few nodes ahead for writing (no-op past the end) */
+  if (c->left > 512) __builtin_prefetch(c->cur + 512, 1);
+  return p;
+}
+
+/* Files node n (hash h) as the next id. */
+static inline void file_node(uopc_ctx *c, uopc_node *n, uint32_t h) {
+  c->nodes[c->n_nodes++] = n;
+  uint32_t j = h & c->mask;
+  while (c->slots[j]) j = (j + 1) & c->mask;
+  c->slots[j] = ((uint64_t)h << 32) | ((uint64_t)n->id + 1);
+}
+
+static inline int has_room(const uopc_ctx *c) {
+  return c->slots && (uint64_t)(c->n_nodes + 1) * 2 <= (uint64_t)c->mask + 1 && c->n_nodes < c->cap_nodes;
+}
+
+/* Every field of a new node (no memset: for 96 bytes the compiler picks
+   `rep stos`, slow to start); the sources, srcops, shape and arg are the
+   caller's. */
+static inline void init_node(uopc_ctx *c, uopc_node *n, uopc_op op, uopc_dtype t, uint32_t ndim, uint8_t flags,
+                             uint32_t nsrc, uint32_t h) {
+  n->id = c->n_nodes;
+  n->op = (uint8_t)op;
+  n->dtype = (uint8_t)t;
+  n->ndim = (uint8_t)ndim;
+  n->flags = flags;
+  n->nsrc = nsrc;
+  n->hash = h;
+  n->srcops = 0;
+  n->shape = NULL;
+  n->arg = (uopc_arg){0};
+  n->vmin = 0;
+  n->vmax = 0;
+  n->simplified = NULL;
+}
+
+/* A miss of a scalar node with at most two sources and no arg but i. */
+static uopc_node *insert_small(uopc_ctx *c, uopc_op op, uopc_dtype t, uint32_t h, uopc_node *a, uopc_node *b,
+                               int64_t i) {
+  if (!has_room(c) && !make_room(c)) return NULL;
+  uint32_t ns = b ? 2 : a ? 1 : 0;
+  uopc_node *n = arena(c, sizeof(uopc_node) + ns * sizeof(uopc_node *));
+  if (!n) return NULL;
+  init_node(c, n, op, t, 0, 0, ns, h);
+  uint64_t srcops = 0;
+  if (a) n->src[0] = a, srcops |= 1ull << a->op;
+  if (b) n->src[1] = b, srcops |= 1ull << b->op;
+  n->srcops = srcops;
+  n->shape = (const int32_t *)(n->src + ns);
+  n->arg.i = i;
+  file_node(c, n, h);
+  return n;
+}
+
+/* A miss: builds the node for k (hash h) and files it. */
+static uopc_node *insert(uopc_ctx *c, const uopi_key *k, uint32_t h, uint8_t flags) {
+  /* make room first so that a failure leaves nothing half-built */
+  if (!has_room(c) && !make_room(c)) return NULL;
   uint32_t nv = k->arg.n * (k->op == UOPC_SHRINK ? 2u : 1u);
   size_t name_len = k->arg.name ? strlen(k->arg.name) + 1 : 0;
   size_t sz = sizeof(uopc_node) + (size_t)k->nsrc * sizeof(uopc_node *) + (size_t)k->ndim * sizeof(int32_t) +
               (size_t)nv * sizeof(int32_t) + name_len;
-  uopc_node *n = uopi_arena(c, sz);
+  uopc_node *n = arena(c, sz);
   if (!n) return NULL;
-  memset(n, 0, sizeof *n);
-  n->id = c->n_nodes;
-  n->op = (uint8_t)k->op;
-  n->dtype = (uint8_t)k->dtype;
-  n->ndim = (uint8_t)k->ndim;
-  n->flags = flags;
-  n->nsrc = k->nsrc;
-  n->hash = h;
+  init_node(c, n, k->op, k->dtype, k->ndim, flags, k->nsrc, h);
+  uint64_t srcops = 0;
   for (uint32_t i = 0; i < k->nsrc; i++) {
     n->src[i] = k->src[i];
-    n->srcops |= 1ull << k->src[i]->op;
+    srcops |= 1ull << k->src[i]->op;
   }
+  n->srcops = srcops;
   char *tail = (char *)(n->src + k->nsrc);
   int32_t *shape = (int32_t *)tail;
   if (k->ndim) memcpy(shape, k->shape, k->ndim * sizeof *shape);
@@ -126,9 +243,51 @@ uopc_node *uopi_intern(uopc_ctx *c, const uopi_key *k, uint8_t flags) {
     memcpy(nm, k->arg.name, name_len);
     n->arg.name = nm;
   }
-  c->nodes[c->n_nodes++] = n;
-  uint32_t j = h & c->mask;
-  while (c->slots[j]) j = (j + 1) & c->mask;
-  c->slots[j] = ((uint64_t)h << 32) | ((uint64_t)n->id + 1);
+  file_node(c, n, h);
   return n;
+}
+
+uopc_node *uopi_intern(uopc_ctx *c, const uopi_key *k, uint8_t flags) {
+  uint32_t h = uopi_key_hash(k);
+  if (c->slots) {
+    for (uint32_t j = h & c->mask;; j = (j + 1) & c->mask) {
+      uint64_t e = c->slots[j];
+      if (!e) break;
+      if ((uint32_t)(e >> 32) != h) continue;
+      uopc_node *n = c->nodes[(uint32_t)e - 1];
+      if (key_eq(n, k, h)) return n;
+    }
+  }
+  return insert(c, k, h, flags);
+}
+
+uopc_node *uopi_intern2(uopc_ctx *c, uopc_op op, uopc_dtype t, uopc_node *a, uopc_node *b) {
+  uint32_t h = hash2(op, t, a, b);
+  if (c->slots) {
+    for (uint32_t j = h & c->mask;; j = (j + 1) & c->mask) {
+      uint64_t e = c->slots[j];
+      if (!e) break;
+      if ((uint32_t)(e >> 32) != h) continue;
+      uopc_node *n = c->nodes[(uint32_t)e - 1];
+      /* nodes with these ops always have an empty arg */
+      if (n->op == op && n->nsrc == 2 && n->src[0] == a && n->src[1] == b && n->dtype == t && n->ndim == 0)
+        return n;
+    }
+  }
+  return insert_small(c, op, t, h, a, b, 0);
+}
+
+uopc_node *uopi_intern_const_i(uopc_ctx *c, uopc_dtype t, int64_t v) {
+  uint32_t h = hash_const_i(t, v);
+  if (c->slots) {
+    for (uint32_t j = h & c->mask;; j = (j + 1) & c->mask) {
+      uint64_t e = c->slots[j];
+      if (!e) break;
+      if ((uint32_t)(e >> 32) != h) continue;
+      uopc_node *n = c->nodes[(uint32_t)e - 1];
+      /* an int CONST has nothing but i in its arg */
+      if (n->op == UOPC_CONST && n->dtype == t && n->arg.i == v) return n;
+    }
+  }
+  return insert_small(c, UOPC_CONST, t, h, NULL, NULL, v);
 }

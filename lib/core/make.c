@@ -104,8 +104,83 @@ static int check_call(uopc_ctx *c, uopc_node *const *src, uint32_t n) {
   return ok;
 }
 
+/* The binary ALU ops (the fast path below). */
+#define BIN_ALU ((1u << UOPC_ADD) | (1u << UOPC_MUL) | (1u << UOPC_MAX) | (1u << UOPC_CMPLT) | (1u << UOPC_CMPNE) | \
+                 (1u << UOPC_FLOORDIV) | (1u << UOPC_FLOORMOD))
+
+/* A binary ALU op on two scalars that pass every check of the general path
+   below: built without it (*out; NULL + error when out of memory).
+   Returns 0 when a check fails or anything is unusual: then the general
+   path runs and reports. */
+static inline int fast_bin(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *a, uopc_node *b,
+                           uopc_node **out) {
+  if (!a || !b || a->ndim != 0 || b->ndim != 0 || a->dtype != b->dtype) return 0;
+  uopc_dtype t = (uopc_dtype)a->dtype;
+  if (t == UOPC_VOID || a->op == UOPC_BUFFER || b->op == UOPC_BUFFER || ((a->flags | b->flags) & UOPC_NF_ADDR))
+    return 0;
+  if ((op == UOPC_FLOORDIV || op == UOPC_FLOORMOD) && t != UOPC_I32) return 0;
+  uopc_dtype inferred = (op == UOPC_CMPLT || op == UOPC_CMPNE) ? UOPC_BOOL : t;
+  if (dtype != UOPC_VOID && dtype != inferred) return 0;
+  *out = uopi_intern2(c, op, inferred, a, b);
+  return 1;
+}
+
+/* A bool/i32 CONST whose arg passes the general path's checks, or NULL. */
+static inline int fast_const_ok(uopc_dtype dtype, const uopc_arg *a) {
+  if (dtype != UOPC_I32 && dtype != UOPC_BOOL) return 0;
+  uint64_t fb;
+  memcpy(&fb, &a->f, sizeof fb);
+  if (fb || a->n || a->rop || a->name) return 0;
+  return dtype == UOPC_BOOL ? (a->i == 0 || a->i == 1) : (a->i >= INT32_MIN && a->i <= INT32_MAX);
+}
+
+static uopc_node *make_checked(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *const *src, uint32_t n,
+                               const uopc_arg *argp);
+
+/* A STACK whose sources pass every check of the general path (one loop
+   instead of four): built without it.  0 when anything fails (the general
+   path reports it). */
+static int fast_stack(uopc_ctx *c, uopc_dtype dtype, uopc_node *const *src, uint32_t n, uopc_node **out) {
+  if (n == 0 || n > INT32_MAX || !src[0]) return 0;
+  const uopc_node *s0 = src[0];
+  if (!is_value(s0) || s0->ndim + 1u > UOPC_MAX_DIMS) return 0;
+  uopc_dtype t = (uopc_dtype)s0->dtype;
+  if (dtype != UOPC_VOID && dtype != t) return 0;
+  for (uint32_t i = 1; i < n; i++) {
+    const uopc_node *x = src[i];
+    if (!x || x->dtype != t || x->op == UOPC_BUFFER || (x->flags & UOPC_NF_ADDR) || !same_shape(x, s0)) return 0;
+  }
+  int32_t shape[UOPC_MAX_DIMS + 1];
+  shape[0] = (int32_t)n;
+  memcpy(shape + 1, s0->shape, s0->ndim * sizeof *shape);
+  int64_t total = 1;
+  for (uint32_t i = 0; i <= s0->ndim; i++) {
+    if (shape[i] < 1) return 0;
+    total *= shape[i];
+    if (total > UOPC_MAX_ELEMS) return 0;
+  }
+  uopi_key k = {.op = UOPC_STACK, .dtype = t, .ndim = s0->ndim + 1u, .shape = shape, .nsrc = n, .src = src};
+  *out = uopi_intern(c, &k, 0);
+  return 1;
+}
+
 uopc_node *uopc_make(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *const *src, uint32_t n,
                      const uopc_arg *argp) {
+  uopc_node *r;
+  if ((unsigned)op < 32u && ((BIN_ALU >> op) & 1) && n == 2) {
+    if (fast_bin(c, op, dtype, src[0], src[1], &r)) return r;
+  } else if (op == UOPC_CONST && n == 0 && argp && fast_const_ok(dtype, argp)) {
+    return uopi_intern_const_i(c, dtype, argp->i);
+  }
+  if (op == UOPC_STACK) {
+    if (fast_stack(c, dtype, src, n, &r)) return r;
+  }
+  return make_checked(c, op, dtype, src, n, argp);
+}
+
+/* The general path: every check, with its message. */
+static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op, uopc_dtype dtype,
+                                                         uopc_node *const *src, uint32_t n, const uopc_arg *argp) {
   static const uopc_arg zero_arg;
   if ((unsigned)op >= UOPC_NUM_OPS) return uopc_fail(c, UOPC_ERR_ARG, "unknown op %d", (int)op);
   if ((unsigned)dtype >= UOPC_NUM_DTYPES) return uopc_fail(c, UOPC_ERR_ARG, "unknown dtype %d", (int)dtype);
@@ -356,6 +431,8 @@ uopc_node *uopc_replace(uopc_ctx *c, uopc_node *u, uopc_node *const *src, uint32
     while (i < n && src[i] == u->src[i]) i++;
     if (i == n) return u;
   }
+  uopc_node *r;
+  if (((BIN_ALU >> u->op) & 1) && n == 2 && fast_bin(c, (uopc_op)u->op, UOPC_VOID, src[0], src[1], &r)) return r;
   uopc_arg a = u->arg;
   if (u->op == UOPC_PARAM || u->op == UOPC_BUFFER) {
     a.n = u->ndim;

@@ -20,6 +20,7 @@
 #include <llvm-c/Target.h>
 
 #include "jit_impl.h"
+#include "llvm/cache.h"
 
 /* The one cl::opt: CodeGen None (TIER0) keeps FastISel but allocates
    registers with the greedy allocator instead of the fast one, so vector
@@ -115,6 +116,7 @@ uopc_status uopi_jit_init(uopc_error *e) {
 }
 
 uopc_status uopi_jit_shutdown(uopc_error *e) {
+  uopi_kcache_drop_unheld(); /* the kernel cache's unheld code goes first */
   pthread_mutex_lock(&init_lock);
   pthread_mutex_lock(&engine.lock);
   long live = engine.live;

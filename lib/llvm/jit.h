@@ -62,8 +62,10 @@ UOPI_FUNC const char *uopi_jit_tier_pipeline(uopi_jit_tier t);
  *
  * uopi_jit_shutdown: disposes the LLJIT and every pooled TargetMachine.  Call
  * it explicitly before exit (never from a static destructor: LLVM aborts).
- * It refuses (UOPC_ERR_ARG, nothing freed) while kernels are live, and needs
- * no other engine call to be running.  A later call re-creates the engine. */
+ * It first frees the kernel cache's code that no uopc_kernel holds
+ * (lib/llvm/cache.h), then refuses (UOPC_ERR_ARG, nothing more freed) while
+ * kernels are live, and needs no other engine call to be running.  A later
+ * call re-creates the engine. */
 UOPI_FUNC uopc_status uopi_jit_init(uopc_error *e);
 UOPI_FUNC uopc_status uopi_jit_shutdown(uopc_error *e);
 

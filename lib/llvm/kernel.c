@@ -1,11 +1,15 @@
-/* lib/llvm/kernel.c - the public kernel API: compile, call, free, emit. */
+/* lib/llvm/kernel.c - the public kernel API: compile, call, free, emit.
+ * Compiles go through the kernel cache (lib/llvm/cache.h): a handle holds
+ * one reference on a cache entry, which owns the code. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "llvm/cache.h"
 #include "llvm/emit.h"
 
 struct uopc_kernel {
-  uopi_jit_code *code;
+  const uopi_jit_code *code; /* owned by entry */
+  uopi_kentry *entry;        /* the cache entry this handle holds */
   uint32_t nbufs;
   uopc_dtype dtype[UOPI_KERNEL_MAX_BUFS];
   int64_t len[UOPI_KERNEL_MAX_BUFS];
@@ -36,32 +40,37 @@ static LLVMModuleRef build(uopc_ctx *c, uopc_node *root, uopi_kernel_ir *k, char
   return uopi_emit_kernel(c, k, name, &m) == UOPC_OK ? m : NULL;
 }
 
+/* The cache's compile step: emit the prepared kernel as `name`, compile it. */
+static uopc_status compile_fn(uopc_ctx *c, const uopi_kernel_ir *k, uopi_jit_tier t, const char *name, void *ud,
+                              uopi_jit_code **out) {
+  (void)ud;
+  LLVMModuleRef m;
+  if (uopi_emit_kernel(c, k, name, &m) != UOPC_OK) return uopc_ctx_error(c)->code;
+  uopc_error je = {0};
+  if (uopi_jit_compile(m, name, t, out, &je) != UOPC_OK) return uopc_fail(c, je.code, "%s", je.msg), je.code;
+  return UOPC_OK;
+}
+
 uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
-  uopi_kernel_ir k;
-  char name[64];
-  LLVMModuleRef m = build(c, root, &k, name, sizeof name);
-  if (!m) {
+  uopi_kentry *entry;
+  if (uopi_kcache_get(c, root, tier_of(opts), compile_fn, NULL, &entry) != UOPC_OK) {
     copy_err(c, e);
     return NULL;
   }
   uopc_kernel *out = calloc(1, sizeof *out);
-  uopc_error je = {0};
   if (!out) {
-    uopi_jit_module_free(m);
+    uopi_kcache_release(entry);
     uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
     copy_err(c, e);
     return NULL;
   }
-  if (uopi_jit_compile(m, name, tier_of(opts), &out->code, &je) != UOPC_OK) {
-    free(out);
-    uopc_fail(c, je.code, "%s", je.msg);
-    copy_err(c, e);
-    return NULL;
-  }
-  out->nbufs = k.nbufs;
-  for (uint32_t i = 0; i < k.nbufs; i++) {
-    out->dtype[i] = (uopc_dtype)k.bufs[i]->dtype;
-    out->len[i] = k.bufs[i]->shape[0];
+  const uopi_kmeta *m = uopi_kentry_meta(entry);
+  out->entry = entry;
+  out->code = uopi_kentry_code(entry);
+  out->nbufs = m->nbufs;
+  for (uint32_t i = 0; i < m->nbufs; i++) {
+    out->dtype[i] = (uopc_dtype)m->dtype[i];
+    out->len[i] = m->len[i];
   }
   return out;
 }
@@ -113,7 +122,7 @@ uopc_status uopc_kernel_call(const uopc_kernel *k, void *const *bufs, uint32_t n
 
 void uopc_kernel_free(uopc_kernel *k) {
   if (!k) return;
-  uopi_jit_free(k->code);
+  uopi_kcache_release(k->entry);
   free(k);
 }
 

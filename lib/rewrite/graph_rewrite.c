@@ -31,14 +31,31 @@ typedef struct frame {
   uint8_t changed;   /* some source's normal form differs from the source */
 } frame;
 
-/* uopi_grow through a void * (no type punning of frame ** as void **). */
-static int grow(uopc_ctx *c, void *pp, uint32_t *cap, uint32_t need, size_t elem) {
-  void *p;
-  memcpy(&p, pp, sizeof p);
-  if (!uopi_grow(c, &p, cap, need, elem)) return 0;
-  memcpy(pp, &p, sizeof p);
+/* A larger array for the stack or the sources: the first ones live on the
+   C stack (small graphs need no allocation), the rest in context memory. */
+static int grow_arr(uopc_ctx *c, void **p, void *local, uint32_t *cap, uint32_t need, size_t elem) {
+  if (need <= *cap) return 1;
+  uint64_t ncap = (uint64_t)*cap * 2;
+  while (ncap < need) ncap *= 2;
+  if (ncap > UINT32_MAX || ncap * elem > SIZE_MAX / 2) {
+    uopc_fail(c, UOPC_ERR_NOMEM, "out of memory (array of %u)", need);
+    return 0;
+  }
+  void *q;
+  if (*p == local) {
+    q = uopc_mem_alloc(c, (size_t)ncap * elem);
+    if (q) memcpy(q, local, (size_t)*cap * elem);
+  } else {
+    q = uopc_mem_realloc(c, *p, (size_t)*cap * elem, (size_t)ncap * elem);
+  }
+  if (!q) return 0;
+  *p = q;
+  *cap = (uint32_t)ncap;
   return 1;
 }
+
+#define LOCAL_FRAMES 128
+#define LOCAL_SRCS 16
 
 uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *m, void *ctx,
                               uint64_t max_steps) {
@@ -52,75 +69,120 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
   uopi_rw_env_init(&env, c, m, ctx);
   uopi_table *done = uopi_table_acquire(c);
   if (!done) return NULL;
+  /* a small context: room at once for the nodes the rewrite is likely to
+     make (large ones grow the memo as usual, by doubling) */
+  uint32_t nn = uopc_ctx_count(c);
+  if (nn < 4096 && 2 * nn + 64 > done->cap && !uopi_table_set(c, done, 2 * nn + 63, NULL)) {
+    uopi_table_release(c, done);
+    return NULL;
+  }
 
   const uint32_t *start = m->start;
-  frame *stk = NULL;
-  uopc_node **tmp = NULL;
-  uint32_t cap = 0, tcap = 0, sp = 0;
+  frame stk_local[LOCAL_FRAMES];
+  uopc_node *tmp_local[LOCAL_SRCS];
+  frame *stk = stk_local;
+  uopc_node **tmp = tmp_local;
+  uint32_t cap = LOCAL_FRAMES, tcap = LOCAL_SRCS, sp = 0;
   uint64_t steps = 0;
   uopc_node *result = NULL;
-  if (!grow(c, &stk, &cap, 64, sizeof *stk)) goto out;
-  stk[sp++] = (frame){root, NULL, 0, 0, 0};
+  /* the memo, read through locals (stores into it cannot change them) */
+  uopi_slot *te = done->e;
+  uint32_t tn = done->cap, tgen = done->cur;
+#define GET(id) ((id) < tn && te[id].gen == tgen ? (uopc_node *)te[id].val : NULL)
+#define SET(id, v)                                                             \
+  do {                                                                         \
+    uint32_t id_ = (id);                                                       \
+    if (__builtin_expect(id_ < tn, 1)) {                                       \
+      te[id_].val = (v);                                                       \
+      te[id_].gen = tgen;                                                      \
+    } else {                                                                   \
+      if (!uopi_table_set(c, done, id_, (v))) goto out;                        \
+      te = done->e, tn = done->cap;                                            \
+    }                                                                          \
+  } while (0)
+/* A node without sources whose op has no rules is its own normal form: it is
+   finished where it is met (one step, as if it had been pushed). */
+#define PLAIN_LEAF(x) ((x)->nsrc == 0 && start[(x)->op] == start[(x)->op + 1])
+#define STEP()                                                                 \
+  do {                                                                         \
+    if (__builtin_expect(++steps > max_steps, 0)) {                            \
+      uopc_fail(c, UOPC_ERR_REWRITE, "graph_rewrite did not converge (a rule loops?)"); \
+      goto out;                                                                \
+    }                                                                          \
+  } while (0)
 
+  stk[sp++] = (frame){root, NULL, 0, 0, 0};
   while (sp) {
     frame *f = &stk[sp - 1];
     uopc_node *u = f->u;
     if (f->stage == 2) {
-      uopc_node *r = uopi_table_get(done, f->aux->id);
+      uopc_node *r = GET(f->aux->id);
       UOPI_ASSERT(r);
-      if (!uopi_table_set(c, done, u->id, r)) goto out;
+      SET(u->id, r);
       sp--;
       continue;
     }
     /* stage 0: the next source without a normal form */
     uint32_t i = f->i, ns = u->nsrc;
+    unsigned changed = f->changed;
     for (; i < ns; i++) {
       uopc_node *s = u->src[i];
-      uopc_node *r = uopi_table_get(done, s->id);
-      if (!r) break;
-      f->changed |= r != s;
+      uopc_node *r = GET(s->id);
+      if (!r) {
+        if (!PLAIN_LEAF(s)) break;
+        STEP();
+        SET(s->id, s);
+        r = s;
+      }
+      changed |= r != s;
     }
     if (i < ns) {
       f->i = i;
-      if (sp == cap && !grow(c, &stk, &cap, sp + 1, sizeof *stk)) goto out;
+      f->changed = (uint8_t)changed;
+      if (sp == cap && !grow_arr(c, (void **)&stk, stk_local, &cap, sp + 1, sizeof *stk)) goto out;
       stk[sp++] = (frame){u->src[i], NULL, 0, 0, 0};
       continue;
     }
     /* stage 1 (a rule's result may have finished u meanwhile: seed's skip) */
-    if (uopi_table_get(done, u->id)) {
+    if (GET(u->id)) {
       sp--;
       continue;
     }
-    if (++steps > max_steps) {
-      uopc_fail(c, UOPC_ERR_REWRITE, "graph_rewrite did not converge (a rule loops?)");
-      goto out;
-    }
+    STEP();
     uopc_node *n = u;
-    if (f->changed) {
-      if (ns > tcap && !grow(c, &tmp, &tcap, ns, sizeof *tmp)) goto out;
-      for (uint32_t j = 0; j < ns; j++) tmp[j] = uopi_table_get(done, u->src[j]->id);
+    if (changed) {
+      if (ns > tcap && !grow_arr(c, (void **)&tmp, tmp_local, &tcap, ns, sizeof *tmp)) goto out;
+      for (uint32_t j = 0; j < ns; j++) tmp[j] = GET(u->src[j]->id);
       if (!(n = uopc_replace(c, u, tmp, ns))) goto out;
     }
     uopc_node *r = NULL;
     if (start[n->op] != start[n->op + 1] && uopi_matcher_step(&env, n, &r) < 0) goto out;
     if (r) {
-      uopc_node *d = uopi_table_get(done, r->id);
+      uopc_node *d = GET(r->id);
+      if (!d && PLAIN_LEAF(r)) {
+        STEP();
+        SET(r->id, r);
+        d = r;
+      }
       if (!d) {
+        f = &stk[sp - 1];
         f->stage = 2;
         f->aux = r;
-        if (sp == cap && !grow(c, &stk, &cap, sp + 1, sizeof *stk)) goto out;
+        if (sp == cap && !grow_arr(c, (void **)&stk, stk_local, &cap, sp + 1, sizeof *stk)) goto out;
         stk[sp++] = (frame){r, NULL, 0, 0, 0};
         continue;
       }
       n = d;
     }
-    if (!uopi_table_set(c, done, u->id, n)) goto out;
+    SET(u->id, n);
     sp--;
   }
-  result = uopi_table_get(done, root->id);
+  result = GET(root->id);
+#undef GET
+#undef SET
 out:
-  if (stk) uopc_mem_free(c, stk, cap * sizeof *stk);
-  if (tmp) uopc_mem_free(c, tmp, tcap * sizeof *tmp);
+  if (stk != stk_local) uopc_mem_free(c, stk, cap * sizeof *stk);
+  if (tmp != tmp_local) uopc_mem_free(c, tmp, tcap * sizeof *tmp);
   uopi_table_release(c, done);
   return result;
 }

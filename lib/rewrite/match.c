@@ -11,6 +11,9 @@
  * backtracking needs no allocation.  The recursion is over
  * the pattern (at most UOPI_PAT_MAX_NODES deep), never over the graph.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "rewrite/rw.h"
 
 typedef struct goal {
@@ -89,9 +92,178 @@ static int m_node(const mrun *r, const uopi_pnode *p, uopc_node *u, const goal *
   return ret;
 }
 
-int uopi_pattern_run(const uopc_pattern *p, uopc_node *u, uopc_node **b, uopi_emit_fn emit, void *ud) {
+int uopi_pattern_run_search(const uopc_pattern *p, uopc_node *u, uopc_node **b, uopi_emit_fn emit, void *ud) {
   mrun r = {p->nodes, b, emit, ud};
   return shallow(p->nodes, u) ? m_node(&r, p->nodes, u, NULL) : 0;
+}
+
+int uopi_pattern_run(const uopc_pattern *p, uopc_node *u, uopc_node **b, uopi_emit_fn emit, void *ud) {
+  if (!p->lin) return uopi_pattern_run_search(p, u, b, emit, ud);
+  if (!uopi_lstep_ok(p->steps, u)) return 0;
+  uopc_node *at[UOPI_PAT_MAX_NODES];
+  int ret = 0;
+  for (uint32_t k = 0; k < p->nlin && !ret;) {
+    int nx = uopi_lin_match(p, k, u, b, at);
+    if (nx >= 0) {
+      k = (uint32_t)nx;
+    } else {
+      ret = emit(ud, b);
+      k++;
+    }
+  }
+  for (uint32_t i = 0; i < p->nvars; i++) b[i] = NULL;
+  return ret;
+}
+
+/* ---- compiling a pattern to its linear variants ---------------------------
+ * The search above, run on the pattern instead of a node: at each [...] every
+ * order is taken (itertools order), the goals (pattern node, the step whose
+ * source it is, which source) are chained as in m_node, and each complete
+ * chain is a variant.  So the variants come in the order the search would
+ * find their matches, and a variant (no orders left to choose) matches a
+ * node in at most one way: running the variants in order gives the search's
+ * matches in the search's order. */
+
+typedef struct cgoal {
+  uint16_t pn;
+  uint8_t parent, idx;
+  const struct cgoal *next;
+} cgoal;
+
+typedef struct cstate {
+  const uopc_pattern *p;
+  uopi_lstep seq[UOPI_PAT_MAX_NODES];
+  uint32_t len;
+  uopi_lstep *steps;
+  uint16_t *lin;
+  uint32_t nlin, nsteps;
+  int over;
+} cstate;
+
+static void add_variant(cstate *s) {
+  if (s->nlin == UOPI_LIN_MAX_VARIANTS || s->nsteps + s->len > UOPI_LIN_MAX_STEPS) {
+    s->over = 1;
+    return;
+  }
+  /* level order: seq is in preorder, where a node's sources follow it in
+     source order, so a queue over seq's indices gives it */
+  uint32_t order[UOPI_PAT_MAX_NODES], newpos[UOPI_PAT_MAX_NODES], head = 0, tail = 0;
+  order[tail++] = 0;
+  while (head < tail) {
+    uint32_t q = order[head++];
+    newpos[q] = head - 1;
+    for (uint32_t i = q + 1; i < s->len; i++)
+      if (s->seq[i].parent == q) order[tail++] = i;
+  }
+  uint32_t seen = 0;
+  uopi_lstep *out = s->steps + s->nsteps;
+  s->lin[s->nlin++] = (uint16_t)s->nsteps;
+  for (uint32_t i = 0; i < s->len; i++) {
+    uopi_lstep t = s->seq[order[i]];
+    if (i) t.parent = (uint8_t)newpos[t.parent];
+    if (t.var >= 0) {
+      t.mode |= (seen >> t.var) & 1 ? UOPI_L_SAME : UOPI_L_BIND;
+      seen |= UINT32_C(1) << t.var;
+    }
+    out[i] = t;
+  }
+  s->nsteps += s->len;
+  s->lin[s->nlin] = (uint16_t)s->nsteps;
+}
+
+static int same_step(const uopi_lstep *a, const uopi_lstep *b) {
+  return a->ops == b->ops && memcmp(&a->lit, &b->lit, sizeof a->lit) == 0 && a->dts == b->dts &&
+         a->flags == b->flags && a->nsrc == b->nsrc && a->parent == b->parent && a->idx == b->idx &&
+         a->var == b->var && a->mode == b->mode;
+}
+
+/* step i of variant k fails: every later variant with the same steps 0..i
+   fails there too; next is the first that differs. */
+static void set_next(cstate *s) {
+  for (uint32_t k = 0; k < s->nlin; k++) {
+    const uopi_lstep *a = s->steps + s->lin[k];
+    uint32_t n = s->lin[k + 1] - s->lin[k];
+    for (uint32_t i = 0; i < n; i++) {
+      /* k2: the first variant after k whose steps 0..i differ from k's */
+      uint32_t k2 = k + 1;
+      for (; k2 < s->nlin; k2++) {
+        const uopi_lstep *c = s->steps + s->lin[k2];
+        uint32_t m = s->lin[k2 + 1] - s->lin[k2];
+        uint32_t j = 0;
+        while (j <= i && j < m && same_step(&a[j], &c[j])) j++;
+        if (j <= i) break;
+      }
+      s->steps[s->lin[k] + i].next = (uint8_t)k2;
+    }
+  }
+}
+
+static void expand(cstate *s, const cgoal *g) {
+  if (s->over) return;
+  if (!g) {
+    add_variant(s);
+    return;
+  }
+  const uopi_pnode *pn = &s->p->nodes[g->pn];
+  uint32_t me = s->len++;
+  uopi_lstep *t = &s->seq[me];
+  t->ops = pn->ops;
+  t->lit = pn->lit;
+  t->dts = pn->dts;
+  t->flags = pn->flags;
+  t->nsrc = pn->nsrc;
+  t->parent = g->parent;
+  t->idx = g->idx;
+  t->var = pn->var;
+  t->mode = (pn->ops != UOPI_ALL_OPS || pn->dts != UOPI_ALL_DTYPES || (pn->flags & (UOPI_P_LIT | UOPI_P_SRC)))
+                ? UOPI_L_CHECK : 0;
+  uint32_t ns = pn->nsrc;
+  if (ns == 0) {
+    expand(s, g->next);
+  } else {
+    const uint8_t *perm = NULL;
+    uint32_t nperm = 1;
+    if (pn->flags & UOPI_P_PERM) {
+      perm = ns == 2 ? perm2 : perm3;
+      nperm = ns == 2 ? 2 : 6;
+    }
+    for (uint32_t k = 0; k < nperm && !s->over; k++) {
+      cgoal kids[UOPI_PAT_MAX_SRC];
+      for (uint32_t j = 0; j < ns; j++)
+        kids[j] = (cgoal){pn->kid[perm ? perm[k * ns + j] : j], (uint8_t)me, (uint8_t)j,
+                          j + 1 < ns ? &kids[j + 1] : g->next};
+      expand(s, &kids[0]);
+    }
+  }
+  s->len--;
+}
+
+int uopi_pattern_compile(uopc_pattern *p) {
+  p->nlin = 0;
+  p->lin = NULL;
+  p->steps = NULL;
+  cstate *s = malloc(sizeof *s);
+  uint16_t *lin = malloc((UOPI_LIN_MAX_VARIANTS + 1) * sizeof *lin);
+  uopi_lstep *steps = malloc(UOPI_LIN_MAX_STEPS * sizeof *steps);
+  if (!s || !lin || !steps) {
+    free(s), free(lin), free(steps);
+    return 0;
+  }
+  *s = (cstate){.p = p, .steps = steps, .lin = lin};
+  cgoal root = {0, 0, 0, NULL};
+  expand(s, &root);
+  int ok = 1;
+  if (!s->over && s->nlin > 0) {
+    set_next(s);
+    uopi_lstep *st = realloc(steps, s->nsteps * sizeof *steps);
+    uint16_t *ln = realloc(lin, (s->nlin + 1) * sizeof *lin);
+    if (st) steps = st;
+    if (ln) lin = ln;
+    p->steps = steps, p->lin = lin, p->nlin = s->nlin;
+    steps = NULL, lin = NULL;
+  }
+  free(s), free(lin), free(steps);
+  return ok;
 }
 
 /* ---- uopc_pattern_match: collect every match ----------------------------- */

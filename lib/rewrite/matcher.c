@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ctx.h"
 #include "rewrite/rw.h"
 
 static void set_err(uopc_error *e, uopc_status code, int col, const char *msg) {
@@ -29,7 +30,134 @@ void uopc_matcher_free(uopc_matcher *m) {
     }
   free(m->rules);
   free(m->by_op);
+  for (int op = 0; op < UOPC_NUM_OPS; op++) free(m->filt[op]);
   free(m);
+}
+
+/* Can a node of class cls pass step t's own op and literal checks? */
+static int class_ok(const uopi_lstep *t, uint32_t cls) {
+  if (cls == UOPI_CLS_ABSENT) return 0;
+  if (cls < UOPC_NUM_OPS) return (t->ops >> cls) & 1;
+  if (!((t->ops >> UOPC_CONST) & 1)) return 0;
+  if (!(t->flags & UOPI_P_LIT)) return 1;
+  double v = t->lit;
+  uint32_t want = v == 0 ? 0u : v == 1 ? 1u : v == -1 ? 2u : 3u;
+  return cls - UOPC_NUM_OPS == want;
+}
+
+/* The filter path of each step of a variant (-1: the root, or too deep). */
+static void step_paths(const uopi_lstep *s, uint32_t n, int *path) {
+  path[0] = -1;
+  for (uint32_t i = 1; i < n; i++) {
+    int pp = s[i].parent == 0 ? -2 : path[s[i].parent];
+    if (pp == -2) path[i] = s[i].idx < 3 ? (int)s[i].idx : -1;
+    else if (pp >= 0 && pp < 3 && s[i].idx < 2) path[i] = 3 + 2 * pp + s[i].idx;
+    else path[i] = -1;
+  }
+}
+
+/* Adds variant k of rule r's pattern to group g of f (whose bits start all
+   set: every group accepts everything until a variant says otherwise; the
+   first variant of a group replaces, later ones OR in). */
+static void filter_variant(uopi_opfilt *f, uint32_t g, const uopc_pattern *p, uint32_t k, int first,
+                           uint64_t *eqpairs) {
+  const uopi_lstep *s = p->steps + p->lin[k];
+  uint32_t n = p->lin[k + 1] - p->lin[k];
+  int path[UOPI_PAT_MAX_NODES];
+  step_paths(s, n, path);
+  uint64_t bit = UINT64_C(1) << g;
+  const uopi_lstep *at[UOPI_FILT_PATHS] = {0};
+  for (uint32_t i = 1; i < n; i++)
+    if (path[i] >= 0) at[path[i]] = &s[i];
+  for (uint32_t q = 0; q < UOPI_FILT_PATHS; q++) {
+    if (q >= 3 && at[q]) f->deep |= bit;
+    for (uint32_t cls = 0; cls < UOPI_NCLS; cls++) {
+      int ok = !at[q] || class_ok(at[q], cls);
+      if (first) f->cand[q][cls] = ok ? f->cand[q][cls] | bit : f->cand[q][cls] & ~bit;
+      else if (ok) f->cand[q][cls] |= bit;
+    }
+  }
+  /* pairs of paths holding the same name: bit a*9+b of eqpairs */
+  uint64_t pairs[2] = {0, 0};
+  for (uint32_t i = 1; i < n; i++)
+    for (uint32_t j = i + 1; j < n; j++)
+      if (path[i] >= 0 && path[j] >= 0 && s[i].var >= 0 && s[i].var == s[j].var) {
+        uint32_t a = (uint32_t)(path[i] < path[j] ? path[i] : path[j]);
+        uint32_t b = (uint32_t)(path[i] < path[j] ? path[j] : path[i]);
+        uint32_t bitno = a * UOPI_FILT_PATHS + b;
+        pairs[bitno / 64] |= UINT64_C(1) << (bitno % 64);
+      }
+  if (first) eqpairs[0] = pairs[0], eqpairs[1] = pairs[1];
+  else eqpairs[0] &= pairs[0], eqpairs[1] &= pairs[1];
+}
+
+/* The filter of the rules filed under op.  fine: one group per variant;
+   else one per run of variants with the same checks on the root's
+   sources.  Leaves *out NULL when it cannot be built.  0: out of memory. */
+static int build_filter_mode(const uopc_matcher *m, int op, int fine, uopi_opfilt **out) {
+  uint32_t lo = m->start[op], hi = m->start[op + 1];
+  *out = NULL;
+  uopi_opfilt *f = calloc(1, sizeof *f);
+  if (!f) return 0;
+  uint64_t geq[UOPI_FILT_MAX][2];
+  for (uint32_t i = lo; i < hi; i++) {
+    const uopi_mrule *r = m->by_op[i];
+    const uopc_pattern *p = r->pat;
+    if (!p->lin) goto none;
+    uint32_t nroot = p->nodes[0].nsrc;  /* level order: steps 1..nroot are the root's sources */
+    for (uint32_t k = 0; k < p->nlin;) {
+      const uopi_lstep *a = p->steps + p->lin[k];
+      uint32_t k1 = k + 1;
+      if (!fine)
+        for (; k1 < p->nlin; k1++) {
+          const uopi_lstep *b = p->steps + p->lin[k1];
+          uint32_t j = 1;
+          while (j <= nroot && b[j].ops == a[j].ops && b[j].idx == a[j].idx && b[j].flags == a[j].flags &&
+                 memcmp(&b[j].lit, &a[j].lit, sizeof a[j].lit) == 0)
+            j++;
+          if (j <= nroot) break;
+        }
+      if (f->ngroups == UOPI_FILT_MAX) goto none;
+      uint32_t g = f->ngroups++;
+      f->g[g] = (uopi_group){r, (uint16_t)k, (uint16_t)k1, -1, UOPI_NO_EQ, UOPI_NO_EQ};
+      if (k1 == k + 1 && p->lin[k + 1] - p->lin[k] == 1 && a[0].dts == UOPI_ALL_DTYPES &&
+          !(a[0].flags & (UOPI_P_LIT | UOPI_P_SRC)) && r->need == 0)
+        f->g[g].trivial = a[0].var >= 0 ? a[0].var : UOPI_PAT_MAX_VARS;
+      for (uint32_t kk = k; kk < k1; kk++) filter_variant(f, g, p, kk, kk == k, geq[g]);
+      k = k1;
+    }
+  }
+  /* each group's first equality (the others are left to the match) */
+  for (uint32_t g = 0; g < f->ngroups; g++)
+    for (uint32_t bitno = 0; bitno < UOPI_FILT_PATHS * UOPI_FILT_PATHS; bitno++)
+      if ((geq[g][bitno / 64] >> (bitno % 64)) & 1) {
+        f->g[g].eqa = (uint8_t)(bitno / UOPI_FILT_PATHS);
+        f->g[g].eqb = (uint8_t)(bitno % UOPI_FILT_PATHS);
+        break;
+      }
+  f->all = f->ngroups == 64 ? ~UINT64_C(0) : (UINT64_C(1) << f->ngroups) - 1;
+  /* free: groups that accept every class at every path and need no equality */
+  f->free = f->all;
+  for (uint32_t q = 0; q < UOPI_FILT_PATHS; q++)
+    for (uint32_t cls = 0; cls < UOPI_NCLS; cls++) f->free &= f->cand[q][cls];
+  for (uint32_t g = 0; g < f->ngroups; g++)
+    if (f->g[g].eqa != UOPI_NO_EQ) f->free &= ~(UINT64_C(1) << g);
+  f->pre = f->free & ~f->all;  /* the free groups below the first that is not */
+  for (uint32_t g = 0; g < f->ngroups && ((f->free >> g) & 1); g++) f->pre |= UINT64_C(1) << g;
+  *out = f;
+  return 1;
+none:
+  free(f);
+  return 1;
+}
+
+static int build_filter(uopc_matcher *m, int op) {
+  if (m->start[op] == m->start[op + 1]) return 1;
+  uopi_opfilt *f;
+  if (!build_filter_mode(m, op, 1, &f)) return 0;
+  if (!f && !build_filter_mode(m, op, 0, &f)) return 0;
+  m->filt[op] = f;
+  return 1;
 }
 
 uopc_matcher *uopc_matcher_new(const uopc_rule *rules, size_t n, uopc_error *e) {
@@ -86,6 +214,8 @@ uopc_matcher *uopc_matcher_new(const uopc_rule *rules, size_t n, uopc_error *e) 
     for (int op = 0; op < UOPC_NUM_OPS; op++)
       if ((ops >> op) & 1) m->by_op[fill[op]++] = &m->rules[i];
   }
+  for (int op = 0; op < UOPC_NUM_OPS; op++)
+    if (!build_filter(m, op)) goto oom;
   return m;
 oom:
   set_err(e, UOPC_ERR_NOMEM, 0, "out of memory");
@@ -146,27 +276,130 @@ static int try_binding(void *ud, uopc_node *const *b) {
   return 0;
 }
 
-int uopi_matcher_step(const uopi_rw_env *env, uopc_node *n, uopc_node **out) {
-  const uopc_matcher *m = env->m;
-  uint32_t lo = m->start[n->op], hi = m->start[n->op + 1];
-  /* bindings: a run leaves them all NULL again, so zero each slot once */
-  uopc_node *b[UOPI_PAT_MAX_VARS];
-  uint32_t zeroed = 0;
-  attempt a = {env, NULL, n, NULL};
-  uint64_t have = n->srcops;
-  for (uint32_t i = lo; i < hi; i++) {
-    const uopi_mrule *r = m->by_op[i];
-    if ((have & r->need) != r->need) continue;  /* a needed child op is absent */
-    for (; zeroed < r->pat->nvars; zeroed++) b[zeroed] = NULL;
-    a.rule = r;
-    int st = uopi_pattern_run(r->pat, n, b, try_binding, &a);
-    if (st == 0) continue;
-    if (st < 0) return -1;
-    if ((env->check || env->trace) && !uopi_rule_fired(env, r, n, a.out)) return -1;
-    *out = a.out;
-    return 1;
+/* Runs variants k0 .. k1-1 of rule r on n.  1: fired (*res), 0: no,
+   -1: the rule failed. */
+static inline __attribute__((always_inline)) int run_variants(const uopi_rw_env *env, const uopi_mrule *r, uint32_t k0, uint32_t k1,
+                               uopc_node *n, uopc_node **b, uopc_node **at, uopc_node **res) {
+  const uopc_pattern *p = r->pat;
+  uopc_ctx *c = env->c;
+  for (uint32_t k = k0; k < k1;) {
+    int nx = uopi_lin_match(p, k, n, b, at);
+    if (nx >= 0) {
+      k = (uint32_t)nx;
+      continue;
+    }
+    k++;
+    uint64_t fails = c->n_fail;
+    uopc_node *x = r->fn(c, b, env->ctx);
+    if (x && x != n) {
+      *res = x;
+      return 1;
+    }
+    if (!x && c->n_fail != fails) return -1;
   }
   return 0;
+}
+
+/* One group of a filter on n: 1 fired (*res), 0 no, -1 the rule failed.
+   *last and *root_ok remember the root check of the last rule seen. */
+static inline __attribute__((always_inline)) int run_group(const uopi_rw_env *env, const uopi_group *g, uopc_node *n,
+                                                           uopc_node **b, uopc_node **at, uopc_node **res,
+                                                           const uopi_mrule **last, int *root_ok) {
+  const uopi_mrule *r = g->r;
+  if (g->trivial >= 0) {
+    /* `$x=(alu)` and the like: the function, at once */
+    b[g->trivial] = n;
+    uint64_t fails = env->c->n_fail;
+    uopc_node *x = r->fn(env->c, b, env->ctx);
+    if (x && x != n) {
+      *res = x;
+      return 1;
+    }
+    return __builtin_expect(!x && env->c->n_fail != fails, 0) ? -1 : 0;
+  }
+  if (r != *last) {
+    *last = r;
+    *root_ok = (n->srcops & r->need) == r->need && uopi_lstep_ok(r->pat->steps, n);
+  }
+  if (!*root_ok) return 0;
+  return run_variants(env, r, g->k0, g->k1, n, b, at, res);
+}
+
+int uopi_matcher_step(const uopi_rw_env *env, uopc_node *n, uopc_node **out) {
+  const uopc_matcher *m = env->m;
+  uopc_node *b[UOPI_PAT_MAX_VARS + 1];  /* + 1: where a trivial group binds nothing */
+  uopc_node *at[UOPI_PAT_MAX_NODES];
+  uint64_t have = n->srcops;
+  uopc_node *res = NULL;
+  const uopi_mrule *r = NULL;
+  const uopi_opfilt *f = m->filt[n->op];
+  if (f) {
+    const uopi_mrule *last = NULL;
+    int root_ok = 0, st;
+    /* groups that check nothing below the root and come first (fold's
+       `$x=(alu)`): before the filter, which they do not need */
+    for (uint64_t pre = f->pre; pre; pre &= pre - 1)
+      if ((st = run_group(env, &f->g[__builtin_ctzll(pre)], n, b, at, &res, &last, &root_ok)) != 0) {
+        if (st < 0) return -1;
+        r = f->g[__builtin_ctzll(pre)].r;
+        goto fired;
+      }
+    uopc_node *pn[UOPI_FILT_PATHS];
+    uint32_t ns = n->nsrc;
+    uopc_node *x0 = ns > 0 ? n->src[0] : NULL, *x1 = ns > 1 ? n->src[1] : NULL, *x2 = ns > 2 ? n->src[2] : NULL;
+    pn[0] = x0, pn[1] = x1, pn[2] = x2;
+    uint64_t cand = f->all & ~f->pre & f->cand[0][x0 ? uopi_class(x0) : UOPI_CLS_ABSENT] &
+                    f->cand[1][x1 ? uopi_class(x1) : UOPI_CLS_ABSENT] &
+                    f->cand[2][x2 ? uopi_class(x2) : UOPI_CLS_ABSENT];
+    if (cand & f->deep) {
+      for (uint32_t j = 0; j < 3; j++) {
+        uopc_node *x = pn[j];
+        uint32_t xs = x ? x->nsrc : 0;
+        uopc_node *y0 = xs > 0 ? x->src[0] : NULL, *y1 = xs > 1 ? x->src[1] : NULL;
+        pn[3 + 2 * j] = y0, pn[4 + 2 * j] = y1;
+        cand &= f->cand[3 + 2 * j][y0 ? uopi_class(y0) : UOPI_CLS_ABSENT] &
+                f->cand[4 + 2 * j][y1 ? uopi_class(y1) : UOPI_CLS_ABSENT];
+      }
+    } else {
+      for (uint32_t q = 3; q < UOPI_FILT_PATHS; q++) pn[q] = NULL;  /* no deep group is left */
+    }
+    for (; cand; cand &= cand - 1) {
+      const uopi_group *g = &f->g[__builtin_ctzll(cand)];
+      if (g->eqa != UOPI_NO_EQ && pn[g->eqa] != pn[g->eqb]) continue;
+      if ((st = run_group(env, g, n, b, at, &res, &last, &root_ok)) != 0) {
+        if (st < 0) return -1;
+        r = g->r;
+        goto fired;
+      }
+    }
+    return 0;
+  }
+  uint32_t lo = m->start[n->op], hi = m->start[n->op + 1];
+  for (uint32_t i = lo; i < hi; i++) {
+    r = m->by_op[i];
+    if ((have & r->need) != r->need) continue;  /* a needed child op is absent */
+    const uopc_pattern *p = r->pat;
+    if (p->lin) {
+      /* the compiled variants, in the search's order */
+      if (!uopi_lstep_ok(p->steps, n)) continue;
+      int st = run_variants(env, r, 0, p->nlin, n, b, at, &res);
+      if (st < 0) return -1;
+      if (st > 0) goto fired;
+    } else {
+      for (uint32_t k = 0; k < p->nvars; k++) b[k] = NULL;
+      attempt a = {env, r, n, NULL};
+      int st = uopi_pattern_run_search(p, n, b, try_binding, &a);
+      if (st == 0) continue;
+      if (st < 0) return -1;
+      res = a.out;
+      goto fired;
+    }
+  }
+  return 0;
+fired:
+  if (__builtin_expect(env->check || env->trace, 0) && !uopi_rule_fired(env, r, n, res)) return -1;
+  *out = res;
+  return 1;
 }
 
 uopc_node *uopc_matcher_rewrite(const uopc_matcher *m, uopc_ctx *c, uopc_node *u, void *ctx) {

@@ -368,6 +368,7 @@ uopc_pattern *uopc_pattern_parse(const char *src, uopc_error *e) {
   uopi_pnode *shrunk = realloc(p->nodes, p->nnodes * sizeof *p->nodes);
   if (shrunk) p->nodes = shrunk;
   p->need = root_need(p);
+  if (!uopi_pattern_compile(p)) goto oom;
   return p;
 oom:
   if (e) {
@@ -383,6 +384,8 @@ fail:
 void uopc_pattern_free(uopc_pattern *p) {
   if (!p) return;
   free(p->nodes);
+  free(p->lin);
+  free(p->steps);
   free(p->names);
   free(p->text);
   free(p);

@@ -1,0 +1,201 @@
+/* lib/llvm/cache.h - the kernel cache: compiled kernels reused in memory and
+ * across processes (docs/cache.md).
+ *
+ *   uopc_compile ──raw key──▶ memory ──prepare, key──▶ memory ──miss──▶ disk entry ──miss──▶ LLVM
+ *                (as given)   (alias)                  (entry)          (cache_disk.c)       (compile fn)
+ *
+ * The key (cache_key.c) of a prepared kernel at a tier is
+ *   - the environment: UOPI_KCACHE_FORMAT, the codegen id (a hash of the
+ *     sources that decide the object code, made by the build),
+ *     uopi_jit_target_id() (LLVM version, triple, CPU, features, cl::opts),
+ *     the tier and its pipeline text;
+ *   - the graph: a structural serialization of the prepared kernel (nodes in
+ *     toposort order, sources by position, never pointers or ids).
+ * Its hash is SipHash-2-4 (128-bit output) of the graph bytes keyed by a
+ * SipHash of the environment.  The hash names entries (memory bucket, file
+ * name); equality is always decided on the full key, so a collision can only
+ * cost a miss, never run the wrong code.
+ *
+ * Threads: everything here may be called from any number of threads.  The
+ * memory table has one mutex, held around table operations only, never
+ * around LLVM or file I/O.
+ */
+#ifndef UOPI_LLVM_CACHE_H
+#define UOPI_LLVM_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llvm/jit.h"
+#include "lower/kernel.h"
+#include "uopc/cache.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The cache format: bump it whenever the file layout, the key serialization
+   or the kernel calling convention changes. */
+#define UOPI_KCACHE_FORMAT 1u
+#define UOPI_KCACHE_MAGIC "UOPCKRN"     /* 8 bytes with its NUL */
+#define UOPI_KCACHE_SUFFIX ".ukc"
+#define UOPI_KCACHE_HASH 16             /* bytes of a key hash */
+#define UOPI_KCACHE_NAME_MAX 64         /* a kernel symbol, NUL included */
+
+/* ---- hashing (cache_key.c) ---------------------------------------------- */
+
+/* SipHash-2-4 with the 128-bit output of the reference implementation
+   (veorq/SipHash, outlen 16): out = 16 bytes, little endian. */
+UOPI_FUNC void uopi_siphash128(const uint8_t key[16], const void *data, size_t n, uint8_t out[16]);
+
+/* ---- keys ------------------------------------------------------------------ */
+
+/* What the object code depends on besides the graph.  Strings are static or
+   owned by the engine (valid while it is initialized). */
+typedef struct uopi_kenv {
+  uint32_t format;        /* UOPI_KCACHE_FORMAT */
+  uint32_t tier;          /* uopi_jit_tier */
+  const char *codegen;    /* uopi_kcache_codegen_id() */
+  const char *target;     /* uopi_jit_target_id() */
+  const char *pipeline;   /* uopi_jit_tier_pipeline(tier) */
+} uopi_kenv;
+
+/* A key: the environment and the graph bytes.  graph is malloc'd (free with
+   uopi_kkey_free). */
+typedef struct uopi_kkey {
+  uopi_kenv env;
+  uint8_t *graph;
+  size_t graph_len;
+  uint8_t hash[UOPI_KCACHE_HASH];
+} uopi_kkey;
+
+/* The build's codegen id: a hash of the library sources that decide a
+   kernel's object code (lib/llvm, lib/lower, lib/algebra). */
+UOPI_FUNC const char *uopi_kcache_codegen_id(void);
+
+/* The environment of tier t (initializes the engine).  UOPC_ERR_JIT/ARG
+   with *e on failure. */
+UOPI_FUNC uopc_status uopi_kenv_get(uopi_jit_tier t, uopi_kenv *out, uopc_error *e);
+
+/* The hash of a key with environment env and graph bytes g[0..n). */
+UOPI_FUNC void uopi_kkey_hash(const uopi_kenv *env, const uint8_t *g, size_t n, uint8_t out[UOPI_KCACHE_HASH]);
+
+/* The key of the prepared kernel k at tier t.  Errors (out of memory, engine
+   failure) go to the context. */
+UOPI_FUNC uopc_status uopi_kkey_make(uopc_ctx *c, const uopi_kernel_ir *k, uopi_jit_tier t, uopi_kkey *out);
+/* The key of the graph at root as given, before preparing it (tagged apart
+   from prepared keys): the memory cache's shortcut for graphs it has seen,
+   valid because preparing is a deterministic function of the structure. */
+UOPI_FUNC uopc_status uopi_kkey_raw(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, uopi_kkey *out);
+UOPI_FUNC void uopi_kkey_free(uopi_kkey *k);
+
+/* Lower-case hex of a hash (33 bytes with the NUL). */
+UOPI_FUNC void uopi_kcache_hex(const uint8_t h[UOPI_KCACHE_HASH], char out[2 * UOPI_KCACHE_HASH + 1]);
+
+/* ---- what a cached kernel is ------------------------------------------------ */
+
+/* The buffers and entry symbol of a kernel: what rebuilds a uopc_kernel. */
+typedef struct uopi_kmeta {
+  uint32_t nbufs;
+  uint8_t dtype[UOPI_KERNEL_MAX_BUFS];
+  int64_t len[UOPI_KERNEL_MAX_BUFS];
+  char name[UOPI_KCACHE_NAME_MAX];
+} uopi_kmeta;
+
+/* The metadata of a prepared kernel (name left empty). */
+UOPI_FUNC void uopi_kmeta_of(const uopi_kernel_ir *k, uopi_kmeta *out);
+
+/* ---- the cache, as uopc_compile uses it (cache_mem.c) -------------------------
+ * One entry per key: the code (loaded once, so the same object is never
+ * linked twice) and how many handles hold it.  Entries no handle holds stay
+ * in an LRU list, bounded by uopc_cache_set_memory_limit. */
+typedef struct uopi_kentry uopi_kentry;
+
+/* Compiles a kernel whose symbol must be `name` (chosen by the cache): emit
+   + uopi_jit_compile.  Errors go to the context. */
+typedef uopc_status (*uopi_kcompile_fn)(uopc_ctx *c, const uopi_kernel_ir *k, uopi_jit_tier t, const char *name,
+                                         void *ud, uopi_jit_code **out);
+
+/* The entry of the kernel rooted at root (a SINK, STORE or END) at tier t,
+   held once for the caller: from memory (by the graph as given, else by the
+   prepared graph's key), else from disk, else compiled with fn (then written
+   to disk).  Two threads asking for the same key at once: the first does
+   the work, the others wait for it (docs/cache.md).  Errors (including
+   uopi_kernel_prepare's) go to the context. */
+UOPI_FUNC uopc_status uopi_kcache_get(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, uopi_kcompile_fn fn, void *ud,
+                                      uopi_kentry **out);
+/* The code and the buffers of a held entry. */
+UOPI_FUNC const uopi_jit_code *uopi_kentry_code(const uopi_kentry *e);
+UOPI_FUNC const uopi_kmeta *uopi_kentry_meta(const uopi_kentry *e);
+/* Drops one hold.  NULL is a no-op. */
+UOPI_FUNC void uopi_kcache_release(uopi_kentry *e);
+
+/* Frees the code of every entry no handle holds (uopi_jit_shutdown calls it:
+   cached code would otherwise keep the engine alive). */
+UOPI_FUNC void uopi_kcache_drop_unheld(void);
+
+/* Counters (cache_mem.c owns them; cache_disk.c adds to them). */
+typedef enum uopi_kstat {
+  UOPI_KSTAT_MEM_HIT, UOPI_KSTAT_DISK_HIT, UOPI_KSTAT_MISS, UOPI_KSTAT_DISK_WRITE,
+  UOPI_KSTAT_DISK_DAMAGED, UOPI_KSTAT_DISK_EVICTED, UOPI_KSTAT_COUNT
+} uopi_kstat;
+UOPI_FUNC void uopi_kstat_add(uopi_kstat s, uint64_t n);
+
+/* One line "uopc cache: ..." on stderr when UOPC_DEBUG contains "cache". */
+UOPI_FUNC void uopi_kcache_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- the disk (cache_disk.c) -------------------------------------------- */
+
+/* Loads the entry of key from the cache directory: checks it completely
+   (see uopi_kfile_decode), links it (uopi_jit_load) and marks it used.
+   Returns 1 with *out on a hit, 0 on a miss; a damaged entry is removed
+   (one debug line) and is a miss. */
+UOPI_FUNC int uopi_kdisk_load(const uopi_kkey *key, const uopi_kmeta *want, uopi_jit_code **out, char *name,
+                              size_t name_size);
+/* Writes the entry (temp file + rename) and applies UOPC_CACHE_MAX_MB.
+   Failures only disable or skip the disk cache. */
+UOPI_FUNC void uopi_kdisk_store(const uopi_kkey *key, const uopi_kmeta *m, const uopi_jit_code *code);
+
+/* ---- the file format (cache_disk.c) ------------------------------------------
+ * A decoded entry: pointers into the file bytes, except obj (malloc'd by
+ * decode when inflate is asked for). */
+typedef struct uopi_kfile {
+  uint32_t format, tier;
+  const char *codegen, *target, *pipeline; /* not NUL-terminated: see the lengths */
+  size_t codegen_len, target_len, pipeline_len;
+  uint8_t hash[UOPI_KCACHE_HASH];
+  const uint8_t *graph;
+  size_t graph_len;
+  uopi_kmeta meta;      /* name NUL-terminated, checked to be a C identifier */
+  uint8_t *obj;         /* the inflated object (malloc'd) or NULL */
+  size_t obj_size;
+  size_t header_size, payload_size;
+} uopi_kfile;
+
+/* The bytes of an entry: header + zlib payload (malloc'd, *n bytes), or NULL
+   when out of memory or compression fails. */
+UOPI_FUNC uint8_t *uopi_kfile_encode(const uopi_kkey *key, const uopi_kmeta *m, const void *obj, size_t obj_size,
+                                     size_t *n);
+
+/* Checks an entry's bytes: size, magic, format version, header CRC-32,
+   lengths, payload CRC-32, then (inflate) the zlib payload and its size.
+   Returns NULL and fills *out (obj malloc'd when inflate, else NULL), or a
+   static string saying what is wrong.  Safe on any input. */
+UOPI_FUNC const char *uopi_kfile_decode(const uint8_t *p, size_t n, int inflate, uopi_kfile *out);
+
+/* NULL when the decoded entry f is the one of key with metadata want (name
+   aside), else what differs ("built for another target", ...). */
+UOPI_FUNC const char *uopi_kfile_match(const uopi_kfile *f, const uopi_kkey *key, const uopi_kmeta *want);
+
+/* The cache directory in use, resolved from the environment (UOPC_CACHE,
+   UOPC_CACHE_DIR, XDG_CACHE_HOME, HOME) and uopc_cache_set_disk: 1 with the
+   path in buf, or 0 when the disk cache is off.  Does not create it. */
+UOPI_FUNC int uopi_kdisk_dir(char *buf, size_t n);
+
+/* The file of a key in dir. */
+UOPI_FUNC void uopi_kdisk_path(const char *dir, const uint8_t hash[UOPI_KCACHE_HASH], char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

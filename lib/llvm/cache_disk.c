@@ -1,0 +1,581 @@
+/* lib/llvm/cache_disk.c - the kernel cache on disk (docs/cache.md).
+ *
+ * One file per key, DIR/<32 hex digits of the key hash>.ukc:
+ *
+ *   offset size  field (little endian)
+ *    0      8    magic "UOPCKRN\0"
+ *    8      4    format version (UOPI_KCACHE_FORMAT)
+ *   12      4    header size H (all of the header, its CRC included)
+ *   16     16    key hash
+ *   32      4    tier
+ *   36      4    nbufs (<= UOPI_KERNEL_MAX_BUFS)
+ *   40      8    object size (inflated)
+ *   48      8    payload size (compressed) = file size - H
+ *   56      4    CRC-32 of the payload
+ *   60      2+2+2+2  lengths: codegen id, target id, pipeline, kernel name
+ *   68      4    length of the graph bytes
+ *   72      ...  codegen id, target id, pipeline, name, graph bytes,
+ *                dtype[nbufs] (1 byte each), len[nbufs] (8 bytes each)
+ *   H-4     4    CRC-32 of bytes [0, H-4)
+ *   H       ...  the object, zlib (compress2) format
+ *
+ * The file is untrusted input: every length is checked against the file
+ * size before use, both CRCs and the inflated size are checked, then the
+ * whole key is compared with the wanted one.  Any failure removes the file
+ * and is a miss.  Writers write a temporary file in the same directory and
+ * rename it over the entry, so a reader sees a whole old file, a whole new
+ * one, or none.  No fsync: after a crash a torn entry fails its checks and
+ * is recompiled, and a compile should not wait for the disk.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "llvm/cache.h"
+
+#define FIXED 72                        /* bytes before the variable fields */
+#define MAX_OBJ (64u << 20)             /* largest object accepted */
+#define MAX_FILE (MAX_OBJ + (1u << 20)) /* largest entry read */
+#define DEFAULT_MAX_MB 256.0
+#define TMP_PREFIX ".tmp-"
+#define STALE_TMP_SECONDS 600           /* leftover temp files older than this go */
+#define TOUCH_SECONDS 2                 /* a hit refreshes an mtime older than this */
+
+/* ---- little-endian fields --------------------------------------------------- */
+
+static uint32_t rd32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+static void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
+static void wr32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static void wr64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t crc(const uint8_t *p, size_t n) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  while (n) { /* zlib takes uInt lengths */
+    uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
+    c = crc32(c, p, k);
+    p += k, n -= k;
+  }
+  return (uint32_t)c;
+}
+
+/* ---- encode / decode ---------------------------------------------------------- */
+
+static int name_ok(const char *s, size_t n) {
+  if (n == 0 || n >= UOPI_KCACHE_NAME_MAX) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char ch = s[i];
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_')) return 0;
+  }
+  return !(s[0] >= '0' && s[0] <= '9');
+}
+
+uint8_t *uopi_kfile_encode(const uopi_kkey *key, const uopi_kmeta *m, const void *obj, size_t obj_size, size_t *n) {
+  *n = 0;
+  size_t lc = strlen(key->env.codegen), lt = strlen(key->env.target), lp = strlen(key->env.pipeline);
+  size_t ln = strlen(m->name);
+  if (lc > 0xffff || lt > 0xffff || lp > 0xffff || !name_ok(m->name, ln) || m->nbufs > UOPI_KERNEL_MAX_BUFS ||
+      obj_size > MAX_OBJ || key->graph_len > 0xffffffffu)
+    return NULL;
+  size_t h = FIXED + lc + lt + lp + ln + key->graph_len + (size_t)m->nbufs * 9 + 4;
+  uLong bound = compressBound((uLong)obj_size);
+  uint8_t *p = malloc(h + bound);
+  if (!p) return NULL;
+  uLongf csize = bound;
+  if (compress2(p + h, &csize, obj, (uLong)obj_size, Z_DEFAULT_COMPRESSION) != Z_OK) {
+    free(p);
+    return NULL;
+  }
+  memcpy(p, UOPI_KCACHE_MAGIC, 8);
+  wr32(p + 8, key->env.format);
+  wr32(p + 12, (uint32_t)h);
+  memcpy(p + 16, key->hash, UOPI_KCACHE_HASH);
+  wr32(p + 32, key->env.tier);
+  wr32(p + 36, m->nbufs);
+  wr64(p + 40, obj_size);
+  wr64(p + 48, csize);
+  wr32(p + 56, crc(p + h, csize));
+  wr16(p + 60, (uint16_t)lc);
+  wr16(p + 62, (uint16_t)lt);
+  wr16(p + 64, (uint16_t)lp);
+  wr16(p + 66, (uint16_t)ln);
+  wr32(p + 68, (uint32_t)key->graph_len);
+  uint8_t *q = p + FIXED;
+  memcpy(q, key->env.codegen, lc), q += lc;
+  memcpy(q, key->env.target, lt), q += lt;
+  memcpy(q, key->env.pipeline, lp), q += lp;
+  memcpy(q, m->name, ln), q += ln;
+  memcpy(q, key->graph, key->graph_len), q += key->graph_len;
+  for (uint32_t i = 0; i < m->nbufs; i++) *q++ = m->dtype[i];
+  for (uint32_t i = 0; i < m->nbufs; i++) wr64(q, (uint64_t)m->len[i]), q += 8;
+  wr32(q, crc(p, h - 4));
+  *n = h + csize;
+  return p;
+}
+
+const char *uopi_kfile_decode(const uint8_t *p, size_t n, int inflate, uopi_kfile *f) {
+  memset(f, 0, sizeof *f);
+  if (n < FIXED + 4) return "truncated (shorter than a header)";
+  if (memcmp(p, UOPI_KCACHE_MAGIC, 8) != 0) return "not a uopc kernel entry (bad magic)";
+  f->format = rd32(p + 8);
+  if (f->format != UOPI_KCACHE_FORMAT) return "another format version";
+  uint32_t h = rd32(p + 12), nb = rd32(p + 36);
+  size_t lc = rd16(p + 60), lt = rd16(p + 62), lp = rd16(p + 64), ln = rd16(p + 66), lg = rd32(p + 68);
+  if (nb > UOPI_KERNEL_MAX_BUFS) return "bad header (buffer count)";
+  /* size_t arithmetic: every term is < 2^32, so the sum cannot wrap */
+  if ((size_t)h != FIXED + lc + lt + lp + ln + lg + (size_t)nb * 9 + 4) return "bad header (lengths)";
+  if (h > n) return "truncated (inside the header)";
+  if (crc(p, h - 4) != rd32(p + h - 4)) return "header CRC-32 mismatch";
+  f->header_size = h;
+  f->tier = rd32(p + 32);
+  memcpy(f->hash, p + 16, UOPI_KCACHE_HASH);
+  f->meta.nbufs = nb;
+  f->obj_size = rd64(p + 40);
+  uint64_t ps = rd64(p + 48);
+  const uint8_t *q = p + FIXED;
+  f->codegen = (const char *)q, f->codegen_len = lc, q += lc;
+  f->target = (const char *)q, f->target_len = lt, q += lt;
+  f->pipeline = (const char *)q, f->pipeline_len = lp, q += lp;
+  if (!name_ok((const char *)q, ln)) return "bad header (kernel name)";
+  memcpy(f->meta.name, q, ln), q += ln;
+  f->graph = q, f->graph_len = lg, q += lg;
+  for (uint32_t i = 0; i < nb; i++) f->meta.dtype[i] = *q++;
+  for (uint32_t i = 0; i < nb; i++) f->meta.len[i] = (int64_t)rd64(q), q += 8;
+  if (ps > n - h) return "truncated (inside the object)";
+  if (ps < n - h) return "trailing bytes after the object";
+  f->payload_size = (size_t)ps;
+  /* zlib inflates at most ~1032:1: a larger claim is damage, not a reason to allocate */
+  if (f->obj_size == 0 || f->obj_size > MAX_OBJ || f->obj_size > (uint64_t)f->payload_size * 1040 + 64)
+    return "bad header (object size)";
+  if (crc(p + h, f->payload_size) != rd32(p + 56)) return "object CRC-32 mismatch";
+  if (!inflate) return NULL;
+  uint8_t *obj = malloc(f->obj_size);
+  if (!obj) return "out of memory";
+  uLongf got = (uLongf)f->obj_size;
+  int zr = uncompress(obj, &got, p + h, (uLong)f->payload_size);
+  if (zr != Z_OK || got != f->obj_size) {
+    free(obj);
+    return "the object does not inflate to its size";
+  }
+  f->obj = obj;
+  return NULL;
+}
+
+static int same_str(const char *a, size_t n, const char *b) { return strlen(b) == n && memcmp(a, b, n) == 0; }
+
+const char *uopi_kfile_match(const uopi_kfile *f, const uopi_kkey *key, const uopi_kmeta *want) {
+  const uopi_kenv *env = &key->env;
+  if (f->format != env->format) return "another format version";
+  if (!same_str(f->target, f->target_len, env->target)) return "built for another target (LLVM version, CPU or features)";
+  if (!same_str(f->codegen, f->codegen_len, env->codegen)) return "built by another uopc code generator";
+  if (f->tier != env->tier || !same_str(f->pipeline, f->pipeline_len, env->pipeline)) return "built for another tier";
+  if (memcmp(f->hash, key->hash, UOPI_KCACHE_HASH) != 0) return "the entry's key hash is not its file name";
+  if (f->graph_len != key->graph_len || memcmp(f->graph, key->graph, key->graph_len) != 0)
+    return "another kernel (key hash collision)";
+  if (f->meta.nbufs != want->nbufs) return "another buffer count";
+  for (uint32_t i = 0; i < want->nbufs; i++)
+    if (f->meta.dtype[i] != want->dtype[i] || f->meta.len[i] != want->len[i]) return "other buffer dtypes or lengths";
+  return NULL;
+}
+
+/* ---- the directory ------------------------------------------------------------ */
+
+static pthread_mutex_t disk_lock = PTHREAD_MUTEX_INITIALIZER;
+static int disk_off;              /* uopc_cache_set_disk(0) */
+static char bad_dir[PATH_MAX];    /* the last directory found unusable */
+
+/* The size accounting of one directory: an estimate between scans. */
+static char budget_dir[PATH_MAX];
+static uint64_t budget_bytes;
+static unsigned stores_since_scan;
+#define RESCAN_EVERY 64
+
+void uopc_cache_set_disk(int on) {
+  pthread_mutex_lock(&disk_lock);
+  disk_off = !on;
+  pthread_mutex_unlock(&disk_lock);
+}
+
+static int env_off(void) {
+  const char *v = getenv("UOPC_CACHE");
+  return v && (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "no") == 0 || strcmp(v, "false") == 0);
+}
+
+int uopi_kdisk_dir(char *buf, size_t n) {
+  if (n) buf[0] = 0;
+  pthread_mutex_lock(&disk_lock);
+  int off = disk_off;
+  pthread_mutex_unlock(&disk_lock);
+  if (off || env_off()) return 0;
+  const char *d = getenv("UOPC_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  int w;
+  if (d && *d) w = snprintf(buf, n, "%s", d);
+  else if (x && *x == '/') w = snprintf(buf, n, "%s/uopc", x); /* XDG: relative paths are invalid */
+  else if (home && *home) w = snprintf(buf, n, "%s/.cache/uopc", home);
+  else return 0;
+  if (w < 0 || (size_t)w >= n) {
+    if (n) buf[0] = 0;
+    return 0;
+  }
+  size_t len = (size_t)w; /* no trailing slashes (but keep "/") */
+  while (len > 1 && buf[len - 1] == '/') buf[--len] = 0;
+  return 1;
+}
+
+int uopc_cache_dir(char *buf, size_t n) { return uopi_kdisk_dir(buf, n); }
+
+void uopi_kdisk_path(const char *dir, const uint8_t hash[UOPI_KCACHE_HASH], char *buf, size_t n) {
+  char hex[2 * UOPI_KCACHE_HASH + 1];
+  uopi_kcache_hex(hash, hex);
+  snprintf(buf, n, "%s/%s" UOPI_KCACHE_SUFFIX, dir, hex);
+}
+
+/* mkdir -p (mode 0700 for what it creates); 0 with errno on failure. */
+static int make_dirs(const char *dir) {
+  char p[PATH_MAX];
+  size_t n = strlen(dir);
+  if (n == 0 || n >= sizeof p) return errno = ENAMETOOLONG, 0;
+  memcpy(p, dir, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (p[i] != '/' && p[i] != 0) continue;
+    char ch = p[i];
+    p[i] = 0;
+    if (mkdir(p, 0700) != 0 && errno != EEXIST) return 0;
+    p[i] = ch;
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0) return 0;
+  if (!S_ISDIR(st.st_mode)) return errno = ENOTDIR, 0;
+  return 1;
+}
+
+/* Forgets that dir was unusable / says whether it was. */
+static int is_bad(const char *dir) {
+  pthread_mutex_lock(&disk_lock);
+  int bad = strcmp(bad_dir, dir) == 0;
+  pthread_mutex_unlock(&disk_lock);
+  return bad;
+}
+
+static void mark_bad(const char *dir, const char *what, int err) {
+  pthread_mutex_lock(&disk_lock);
+  int first = strcmp(bad_dir, dir) != 0;
+  snprintf(bad_dir, sizeof bad_dir, "%s", dir);
+  pthread_mutex_unlock(&disk_lock);
+  if (first) uopi_kcache_debug("warning: cache directory %s is unusable (%s: %s); no disk cache", dir, what, strerror(err));
+}
+
+static int is_entry_name(const char *s) {
+  size_t n = strlen(s);
+  if (n != 2 * UOPI_KCACHE_HASH + strlen(UOPI_KCACHE_SUFFIX)) return 0;
+  if (strcmp(s + 2 * UOPI_KCACHE_HASH, UOPI_KCACHE_SUFFIX) != 0) return 0;
+  for (int i = 0; i < 2 * UOPI_KCACHE_HASH; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+  return 1;
+}
+
+static int is_tmp_name(const char *s) { return strncmp(s, TMP_PREFIX, strlen(TMP_PREFIX)) == 0; }
+
+/* ---- loading ------------------------------------------------------------------ */
+
+/* Reads all of fd (a regular file of size hint); NULL on error or when too
+   large. */
+static uint8_t *read_all(int fd, size_t hint, size_t *n) {
+  *n = 0;
+  if (hint > MAX_FILE) return NULL;
+  uint8_t *p = malloc(hint ? hint : 1);
+  size_t got = 0;
+  while (p && got < hint) {
+    ssize_t r = read(fd, p + got, hint - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break; /* shorter than fstat said: decode reports it truncated */
+    got += (size_t)r;
+  }
+  *n = got;
+  return p;
+}
+
+/* Removes a damaged entry (unless it was replaced since it was opened). */
+static void damaged(const char *path, const struct stat *opened, const char *why) {
+  struct stat now;
+  if (stat(path, &now) == 0 && now.st_dev == opened->st_dev && now.st_ino == opened->st_ino) unlink(path);
+  uopi_kstat_add(UOPI_KSTAT_DISK_DAMAGED, 1);
+  uopi_kcache_debug("warning: removed damaged entry %s: %s; compiling afresh", path, why);
+}
+
+int uopi_kdisk_load(const uopi_kkey *key, const uopi_kmeta *want, uopi_jit_code **out, char *name, size_t name_size) {
+  *out = NULL;
+  char dir[PATH_MAX], path[PATH_MAX + 64];
+  if (!uopi_kdisk_dir(dir, sizeof dir)) return 0;
+  uopi_kdisk_path(dir, key->hash, path, sizeof path);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return 0;
+  struct stat st;
+  int hit = 0;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return 0;
+  }
+  size_t n;
+  uint8_t *bytes = read_all(fd, (size_t)st.st_size, &n);
+  uopi_kfile f = {0};
+  static const char oom[] = "out of memory";
+  const char *why = bytes ? uopi_kfile_decode(bytes, n, 1, &f) : st.st_size > MAX_FILE ? "too large" : oom;
+  if (!why) why = uopi_kfile_match(&f, key, want);
+  if (!why) {
+    uopc_error e = {0};
+    uopc_status s = uopi_jit_load(f.obj, f.obj_size, f.meta.name, want->nbufs + 1, out, &e);
+    if (s == UOPC_OK) {
+      hit = 1;
+      struct timespec now;
+      clock_gettime(CLOCK_REALTIME, &now);
+      if (now.tv_sec - st.st_mtim.tv_sec >= TOUCH_SECONDS) futimens(fd, NULL); /* the LRU clock is the mtime */
+      snprintf(name, name_size, "%s", f.meta.name);
+      uopi_kcache_debug("disk hit %s", path);
+    } else if (s == UOPC_ERR_NOMEM) {
+      why = oom; /* not the entry's fault */
+    } else {
+      static _Thread_local char msg[320];
+      snprintf(msg, sizeof msg, "cannot link the object (%s)", e.msg);
+      why = msg;
+    }
+  }
+  if (why && why != oom && strcmp(why, "out of memory") != 0) damaged(path, &st, why);
+  free(f.obj);
+  free(bytes);
+  close(fd);
+  return hit;
+}
+
+/* ---- the size bound ------------------------------------------------------------ */
+
+static uint64_t max_bytes(void) {
+  const char *v = getenv("UOPC_CACHE_MAX_MB");
+  double mb = DEFAULT_MAX_MB;
+  if (v && *v) {
+    char *end;
+    double d = strtod(v, &end);
+    if (end != v && *end == 0 && d >= 0 && d < 1e9) mb = d;
+  }
+  return (uint64_t)(mb * 1048576.0);
+}
+
+typedef struct dent {
+  char name[2 * UOPI_KCACHE_HASH + 8];
+  uint64_t size;
+  struct timespec mtime;
+} dent;
+
+static int older(const void *a, const void *b) {
+  const dent *x = a, *y = b;
+  if (x->mtime.tv_sec != y->mtime.tv_sec) return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+  if (x->mtime.tv_nsec != y->mtime.tv_nsec) return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+/* Lists dir's entries (*n of them, malloc'd), removing stale temp files;
+   NULL with *n = 0 on failure (errno) or when empty. */
+static dent *scan(const char *dir, size_t *n, uint64_t *total, int *err) {
+  *n = 0, *total = 0, *err = 0;
+  DIR *d = opendir(dir);
+  if (!d) {
+    *err = errno;
+    return NULL;
+  }
+  dent *v = NULL;
+  size_t cap = 0;
+  time_t now = time(NULL);
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    struct stat st;
+    int entry = is_entry_name(de->d_name);
+    if (!entry && !is_tmp_name(de->d_name)) continue;
+    if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (!entry) {
+      if (now - st.st_mtim.tv_sec > STALE_TMP_SECONDS) unlinkat(dirfd(d), de->d_name, 0);
+      continue;
+    }
+    if (*n == cap) {
+      size_t nc = cap ? cap * 2 : 64;
+      dent *nv = realloc(v, nc * sizeof *nv);
+      if (!nv) break;
+      v = nv, cap = nc;
+    }
+    dent *e = &v[(*n)++];
+    memcpy(e->name, de->d_name, strlen(de->d_name) + 1); /* an entry name: 36 chars */
+    e->size = (uint64_t)st.st_size;
+    e->mtime = st.st_mtim;
+    *total += e->size;
+  }
+  closedir(d);
+  return v;
+}
+
+/* Removes least recently used entries until dir holds at most target bytes;
+   returns what it holds after. */
+static uint64_t evict_lru(const char *dir, uint64_t target) {
+  size_t n;
+  uint64_t total;
+  int err;
+  dent *v = scan(dir, &n, &total, &err);
+  if (total > target) {
+    qsort(v, n, sizeof *v, older);
+    for (size_t i = 0; i < n && total > target; i++) {
+      char path[PATH_MAX + 64];
+      snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
+      if (unlink(path) == 0) {
+        total -= v[i].size;
+        uopi_kstat_add(UOPI_KSTAT_DISK_EVICTED, 1);
+        uopi_kcache_debug("evicted %s (least recently used; UOPC_CACHE_MAX_MB)", path);
+      } else if (errno == ENOENT) {
+        total -= v[i].size; /* another process took it */
+      }
+    }
+  }
+  free(v);
+  return total;
+}
+
+/* After writing `added` bytes to dir: scans and evicts when the estimate of
+   its size passes the bound (down to 90% of it, so that a full cache is not
+   scanned on every store), and every RESCAN_EVERY stores (other processes
+   write too). */
+static void budget(const char *dir, uint64_t added, uint64_t max) {
+  pthread_mutex_lock(&disk_lock);
+  int fresh = strcmp(budget_dir, dir) != 0;
+  if (fresh) {
+    snprintf(budget_dir, sizeof budget_dir, "%s", dir);
+    budget_bytes = 0;
+    stores_since_scan = RESCAN_EVERY; /* scan now */
+  }
+  budget_bytes += added;
+  int go = budget_bytes > max || ++stores_since_scan >= RESCAN_EVERY;
+  if (go) stores_since_scan = 0;
+  pthread_mutex_unlock(&disk_lock);
+  if (!go) return;
+  size_t n;
+  uint64_t total;
+  int err;
+  free(scan(dir, &n, &total, &err));
+  if (total > max) total = evict_lru(dir, max - max / 10);
+  pthread_mutex_lock(&disk_lock);
+  if (strcmp(budget_dir, dir) == 0) budget_bytes = total;
+  pthread_mutex_unlock(&disk_lock);
+}
+
+/* ---- storing ------------------------------------------------------------------- */
+
+static int write_all(int fd, const uint8_t *p, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return 0;
+    p += w, n -= (size_t)w;
+  }
+  return 1;
+}
+
+void uopi_kdisk_store(const uopi_kkey *key, const uopi_kmeta *m, const uopi_jit_code *code) {
+  char dir[PATH_MAX], path[PATH_MAX + 64], tmp[PATH_MAX + 64];
+  if (!uopi_kdisk_dir(dir, sizeof dir)) return;
+  uint64_t max = max_bytes();
+  if (max == 0 || is_bad(dir)) return;
+  if (!make_dirs(dir)) {
+    mark_bad(dir, "mkdir", errno);
+    return;
+  }
+  size_t n;
+  uint8_t *bytes = uopi_kfile_encode(key, m, code->obj, code->obj_size, &n);
+  if (!bytes) return;
+  char hex[2 * UOPI_KCACHE_HASH + 1];
+  uopi_kcache_hex(key->hash, hex);
+  uopi_kdisk_path(dir, key->hash, path, sizeof path);
+  snprintf(tmp, sizeof tmp, "%s/" TMP_PREFIX "%s-XXXXXX", dir, hex);
+  int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd < 0) {
+    mark_bad(dir, "create", errno);
+    free(bytes);
+    return;
+  }
+  int ok = write_all(fd, bytes, n);
+  int err = errno;
+  ok = close(fd) == 0 && ok;
+  if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
+  free(bytes);
+  if (!ok) {
+    unlink(tmp);
+    uopi_kcache_debug("warning: cannot write %s (%s)", path, strerror(err));
+    return;
+  }
+  uopi_kstat_add(UOPI_KSTAT_DISK_WRITE, 1);
+  uopi_kcache_debug("wrote %s (%zu bytes, object %zu)", path, n, code->obj_size);
+  budget(dir, n, max);
+}
+
+/* ---- the public API --------------------------------------------------------------- */
+
+static uopc_status io_fail(uopc_error *e, uopc_status code, const char *fmt, const char *a, const char *b) {
+  if (e) {
+    memset(e, 0, sizeof *e);
+    e->code = code;
+    if (snprintf(e->msg, sizeof e->msg, fmt, a, b) < 0) e->msg[0] = 0; /* long paths are cut */
+  }
+  return code;
+}
+
+uopc_status uopc_cache_disk_usage(uint64_t *entries, uint64_t *bytes, uopc_error *e) {
+  *entries = *bytes = 0;
+  char dir[PATH_MAX];
+  if (!uopi_kdisk_dir(dir, sizeof dir)) return io_fail(e, UOPC_ERR_ARG, "the disk cache is off%s%s", "", "");
+  size_t n;
+  int err;
+  free(scan(dir, &n, bytes, &err));
+  if (err && err != ENOENT) return io_fail(e, UOPC_ERR_IO, "cannot read the cache directory %s: %s", dir, strerror(err));
+  *entries = n;
+  return UOPC_OK;
+}
+
+uopc_status uopc_cache_clear_disk(uint64_t *removed, uopc_error *e) {
+  if (removed) *removed = 0;
+  char dir[PATH_MAX];
+  if (!uopi_kdisk_dir(dir, sizeof dir)) return io_fail(e, UOPC_ERR_ARG, "the disk cache is off%s%s", "", "");
+  DIR *d = opendir(dir);
+  if (!d) {
+    if (errno == ENOENT) return UOPC_OK;
+    return io_fail(e, UOPC_ERR_IO, "cannot read the cache directory %s: %s", dir, strerror(errno));
+  }
+  uopc_status st = UOPC_OK;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    int entry = is_entry_name(de->d_name);
+    if (!entry && !is_tmp_name(de->d_name)) continue;
+    if (unlinkat(dirfd(d), de->d_name, 0) == 0) {
+      if (entry && removed) ++*removed;
+    } else if (errno != ENOENT && st == UOPC_OK) {
+      char path[PATH_MAX + 300];
+      snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+      st = io_fail(e, UOPC_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+    }
+  }
+  closedir(d);
+  pthread_mutex_lock(&disk_lock);
+  if (strcmp(budget_dir, dir) == 0) budget_dir[0] = 0; /* rescan at the next store */
+  if (strcmp(bad_dir, dir) == 0) bad_dir[0] = 0;
+  pthread_mutex_unlock(&disk_lock);
+  return st;
+}

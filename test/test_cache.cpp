@@ -1,0 +1,985 @@
+// The kernel cache (lib/llvm/cache*.c, docs/cache.md): keys, memory hits and
+// handles, disk entries across processes, every kind of damaged entry,
+// concurrent writers, unusable directories, UOPC_CACHE and UOPC_CACHE_MAX_MB.
+// Every test points UOPC_CACHE_DIR at its own temporary folder.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../bench/cache_kernels.h"
+extern "C" {
+#include "lower/kernel.h"  // has no extern "C" of its own
+}
+#include "llvm/cache.h"
+
+namespace {
+
+using uopc_kernels::Ew;
+using uopc_kernels::Mm;
+
+std::string slurp(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void spit(const std::string &path, const std::string &bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << bytes;
+}
+
+bool exists(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+// The names in dir (not . and ..), sorted.
+std::vector<std::string> list_dir(const std::string &dir) {
+  std::vector<std::string> v;
+  DIR *d = opendir(dir.c_str());
+  if (!d) return v;
+  while (struct dirent *e = readdir(d))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) v.push_back(e->d_name);
+  closedir(d);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::vector<std::string> entries(const std::string &dir) {
+  std::vector<std::string> v;
+  for (auto &n : list_dir(dir))
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".ukc") == 0) v.push_back(n);
+  return v;
+}
+
+void rm_rf(const std::string &p) {
+  std::string cmd = "rm -rf '" + p + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+}
+
+// An environment variable set for the scope of a test, restored after.
+class EnvVar {
+ public:
+  EnvVar(const char *name, const char *value) : name_(name) {
+    const char *old = getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~EnvVar() {
+    if (had_) setenv(name_.c_str(), old_.c_str(), 1);
+    else unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_, old_;
+  bool had_;
+};
+
+uopc_cache_stats Stats() {
+  uopc_cache_stats s;
+  uopc_cache_get_stats(&s);
+  return s;
+}
+
+// Compiles root (a fresh context's kernel) and checks its answer.
+struct Kernel {
+  uopc_ctx *c = uopc_ctx_new(nullptr);
+  uopc_kernel *k = nullptr;
+  ~Kernel() {
+    uopc_kernel_free(k);
+    uopc_ctx_free(c);
+  }
+};
+
+float MulAdd(float a, float b) {
+  volatile float p = a * b;  // two roundings, as the kernel (no FMA)
+  return p + a;
+}
+
+// Runs an ew kernel of n elements and compares with C, bit for bit.
+void CheckEw(const uopc_kernel *k, int n) {
+  ASSERT_NE(k, nullptr);
+  std::vector<float> o(n, -1.0f), a(n), b(n);
+  for (int i = 0; i < n; i++) a[i] = 0.25f * (float)i - 3.0f, b[i] = 1.0f / (float)(i + 1);
+  void *bufs[3] = {o.data(), a.data(), b.data()};
+  uopc_error e{};
+  ASSERT_EQ(uopc_kernel_call(k, bufs, 3, &e), UOPC_OK) << e.msg;
+  for (int i = 0; i < n; i++) {
+    float want = MulAdd(a[i], b[i]);
+    ASSERT_EQ(memcmp(&o[i], &want, 4), 0) << "element " << i;
+  }
+}
+
+void CheckMm(const uopc_kernel *k, int n) {
+  ASSERT_NE(k, nullptr);
+  std::vector<float> c(n * n, 7.0f), a(n * n), b(n * n), want(n * n, 0.0f);
+  for (int i = 0; i < n * n; i++) a[i] = (float)(i % 7) - 2.5f, b[i] = (float)(i % 5) * 0.5f;
+  for (int i = 0; i < n; i++)
+    for (int kk = 0; kk < n; kk++)
+      for (int j = 0; j < n; j++) {
+        volatile float p = a[i * n + kk] * b[kk * n + j];
+        want[i * n + j] = want[i * n + j] + p;
+      }
+  void *bufs[3] = {c.data(), a.data(), b.data()};
+  uopc_error e{};
+  ASSERT_EQ(uopc_kernel_call(k, bufs, 3, &e), UOPC_OK) << e.msg;
+  ASSERT_EQ(memcmp(c.data(), want.data(), sizeof(float) * n * n), 0);
+}
+
+uopc_kernel *CompileEw(Kernel &K, int n, uopc_tier tier = UOPC_TIER_FAST) {
+  uopc_compile_opts o{tier};
+  uopc_error e{};
+  K.k = uopc_compile(K.c, Ew(K.c, n), &o, &e);
+  EXPECT_NE(K.k, nullptr) << e.msg;
+  return K.k;
+}
+
+// The key of a graph, as uopc_compile would make it.
+struct Key {
+  uopi_kkey k{};
+  ~Key() { uopi_kkey_free(&k); }
+};
+
+void MakeKey(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, Key &out) {
+  uopi_kernel_ir ir;
+  ASSERT_EQ(uopi_kernel_prepare(c, root, &ir), UOPC_OK) << uopc_ctx_error(c)->msg;
+  ASSERT_EQ(uopi_kkey_make(c, &ir, t, &out.k), UOPC_OK) << uopc_ctx_error(c)->msg;
+}
+
+std::string Hex(const uint8_t *h) {
+  char s[2 * UOPI_KCACHE_HASH + 1];
+  uopi_kcache_hex(h, s);
+  return s;
+}
+
+// Runs `uopc ARGS` with extra environment (shell text), capturing both streams.
+struct CliRun {
+  int status;
+  std::string out, err;
+};
+
+std::atomic<int> cli_seq{0};
+
+CliRun Cli(const std::string &env, const std::string &args) {
+  std::string base = testing::TempDir() + "uopc_cache_cli_" + std::to_string(getpid()) + "_" +
+                     std::to_string(cli_seq++);
+  std::string out = base + ".out", err = base + ".err";
+  std::string cmd = "UOPC_DEBUG= " + env + " '" + UOPC_CLI + "' " + args + " </dev/null >'" + out + "' 2>'" + err + "'";
+  int st = std::system(cmd.c_str());
+  CliRun r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(out), slurp(err)};
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return r;
+}
+
+// The whole suite: kernels any test compiles are cached in a temporary folder
+// of this process, removed at the end, not in ~/.cache/uopc (unless the
+// caller set UOPC_CACHE_DIR).  (A ctest ENVIRONMENT list cannot say it: CMake
+// 3.25's gtest_discover_tests splits lists in PROPERTIES.)
+class SuiteCacheDir : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (getenv("UOPC_CACHE_DIR")) return;
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%suopc_suite_cache_XXXXXX", testing::TempDir().c_str());
+    if (!mkdtemp(tmpl)) return;
+    made_ = tmpl;
+    setenv("UOPC_CACHE_DIR", made_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (made_.empty()) return;
+    std::string cmd = "rm -rf '" + made_ + "'";
+    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "cannot remove %s\n", made_.c_str());
+    unsetenv("UOPC_CACHE_DIR");
+  }
+
+ private:
+  std::string made_;
+};
+::testing::Environment *const suite_cache_env = ::testing::AddGlobalTestEnvironment(new SuiteCacheDir);
+
+// Each test: a fresh cache directory, default settings, an empty memory cache.
+class Cache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%suopc_cache_XXXXXX", testing::TempDir().c_str());
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    dir_ = root_ + "/cache";
+    env_dir_ = new EnvVar("UOPC_CACHE_DIR", dir_.c_str());
+    env_off_ = new EnvVar("UOPC_CACHE", nullptr);
+    env_max_ = new EnvVar("UOPC_CACHE_MAX_MB", nullptr);
+    uopc_cache_set_disk(1);
+    uopc_cache_set_memory_limit(1024, 64ull << 20);
+    uopc_cache_clear_memory();
+    uopc_cache_reset_stats();
+    ew_file_ = root_ + "/ew.uir";
+    spit(ew_file_, EwText(1000));
+  }
+  void TearDown() override {
+    uopc_cache_clear_memory();
+    uopc_cache_set_memory_limit(1024, 64ull << 20);
+    delete env_dir_;
+    delete env_off_;
+    delete env_max_;
+    rm_rf(root_);
+  }
+
+  // The .uir of the ew kernel over n elements.
+  static std::string EwText(int n) {
+    std::string s = std::to_string(n);
+    return "%o = buffer : slot=0 dtype=f32 shape=(" + s + ",)\n%a = buffer : slot=1 dtype=f32 shape=(" + s +
+           ",)\n%b = buffer : slot=2 dtype=f32 shape=(" + s + ",)\n%i = range " + s +
+           " : idx=0\n%pa = index %a, %i\n%pb = index %b, %i\n%va = load %pa\n%vb = load %pb\n%m = mul %va, %vb\n"
+           "%s = add %m, %va\n%po = index %o, %i\n%st = store %po, %s\n%e = end %st, %i\n%k = sink %e\n";
+  }
+
+  // The path of the disk entry of ew(n) at the fast tier.
+  std::string EwEntry(int n) {
+    Kernel K;
+    Key key;
+    MakeKey(K.c, Ew(K.c, n), UOPI_JIT_TIER0, key);
+    return dir_ + "/" + Hex(key.k.hash) + ".ukc";
+  }
+
+  // Compiles ew(n) once so that its entry is on disk, and forgets it in memory.
+  std::string Warm(int n) {
+    {
+      Kernel K;
+      CompileEw(K, n);
+    }
+    uopc_cache_clear_memory();
+    std::string p = EwEntry(n);
+    EXPECT_TRUE(exists(p)) << p;
+    return p;
+  }
+
+  std::string root_, dir_, ew_file_;
+  EnvVar *env_dir_ = nullptr, *env_off_ = nullptr, *env_max_ = nullptr;
+};
+
+// ---- hashing and keys -------------------------------------------------------------
+
+TEST(CacheKey, SipHash128MatchesTheReferenceVectors) {
+  // veorq/SipHash vectors.h, vectors_sip128: key 00..0f, message 00..(len-1)
+  struct V {
+    size_t len;
+    uint8_t out[16];
+  } const v[] = {
+      {0, {0xa3, 0x81, 0x7f, 0x04, 0xba, 0x25, 0xa8, 0xe6, 0x6d, 0xf6, 0x72, 0x14, 0xc7, 0x55, 0x02, 0x93}},
+      {1, {0xda, 0x87, 0xc1, 0xd8, 0x6b, 0x99, 0xaf, 0x44, 0x34, 0x76, 0x59, 0x11, 0x9b, 0x22, 0xfc, 0x45}},
+      {7, {0xa1, 0xf1, 0xeb, 0xbe, 0xd8, 0xdb, 0xc1, 0x53, 0xc0, 0xb8, 0x4a, 0xa6, 0x1f, 0xf0, 0x82, 0x39}},
+      {8, {0x3b, 0x62, 0xa9, 0xba, 0x62, 0x58, 0xf5, 0x61, 0x0f, 0x83, 0xe2, 0x64, 0xf3, 0x14, 0x97, 0xb4}},
+      {15, {0x54, 0x93, 0xe9, 0x99, 0x33, 0xb0, 0xa8, 0x11, 0x7e, 0x08, 0xec, 0x0f, 0x97, 0xcf, 0xc3, 0xd9}},
+      {63, {0x51, 0x50, 0xd1, 0x77, 0x2f, 0x50, 0x83, 0x4a, 0x50, 0x3e, 0x06, 0x9a, 0x97, 0x3f, 0xbd, 0x7c}},
+  };
+  uint8_t key[16], msg[64], out[16];
+  for (int i = 0; i < 16; i++) key[i] = (uint8_t)i;
+  for (int i = 0; i < 64; i++) msg[i] = (uint8_t)i;
+  for (const V &t : v) {
+    uopi_siphash128(key, msg, t.len, out);
+    EXPECT_EQ(memcmp(out, t.out, 16), 0) << "length " << t.len;
+  }
+}
+
+TEST(CacheKey, EqualGraphsFromDifferentContextsShareAKey) {
+  Kernel A, B;
+  // B builds unrelated nodes first: other ids, other pointers
+  for (int i = 0; i < 50; i++) uopc_const_i(B.c, UOPC_I32, 1000 + i);
+  Key ka, kb;
+  MakeKey(A.c, Ew(A.c, 4096), UOPI_JIT_TIER0, ka);
+  MakeKey(B.c, Ew(B.c, 4096), UOPI_JIT_TIER0, kb);
+  ASSERT_EQ(ka.k.graph_len, kb.k.graph_len);
+  EXPECT_EQ(memcmp(ka.k.graph, kb.k.graph, ka.k.graph_len), 0);
+  EXPECT_EQ(Hex(ka.k.hash), Hex(kb.k.hash));
+  Key ma, mb;
+  MakeKey(A.c, Mm(A.c, 64), UOPI_JIT_TIER2, ma);
+  MakeKey(B.c, Mm(B.c, 64), UOPI_JIT_TIER2, mb);
+  EXPECT_EQ(Hex(ma.k.hash), Hex(mb.k.hash));
+}
+
+TEST(CacheKey, EquivalentIndexExpressionsShareAKey) {
+  // the seed's copy kernel, and the same kernel with its index already simplified
+  Kernel A, B;
+  uopc_error e{};
+  uopc_node *seed = uopc_uir_parse_file(A.c, UOPC_SOURCE_DIR "/examples/copy_kernel.uir", &e);
+  ASSERT_NE(seed, nullptr) << e.msg;
+  uopc_node *src = uopc_buffer(B.c, 0, UOPC_F32, 32), *dst = uopc_buffer(B.c, 1, UOPC_F32, 32);
+  uopc_node *i = uopc_kernels::Range(B.c, 4, 0), *j = uopc_kernels::Range(B.c, 8, 1);
+  uopc_node *flat = uopc_add(B.c, uopc_mul_k(B.c, i, 8), j);
+  uopc_node *st = uopc_store(B.c, uopc_kernels::At(B.c, dst, flat), uopc_load(B.c, uopc_kernels::At(B.c, src, flat)));
+  uopc_node *r[2] = {i, j};
+  uopc_node *end = uopc_end(B.c, st, r, 2);
+  Key ka, kb;
+  MakeKey(A.c, seed, UOPI_JIT_TIER0, ka);
+  MakeKey(B.c, uopc_sink(B.c, &end, 1), UOPI_JIT_TIER0, kb);
+  EXPECT_EQ(Hex(ka.k.hash), Hex(kb.k.hash));
+}
+
+TEST(CacheKey, ChangesWithGraphTierAndEnvironment) {
+  Kernel K;
+  Key base, n2, tier, fm;
+  MakeKey(K.c, Ew(K.c, 4096), UOPI_JIT_TIER0, base);
+  MakeKey(K.c, Ew(K.c, 4095), UOPI_JIT_TIER0, n2);
+  MakeKey(K.c, Ew(K.c, 4096), UOPI_JIT_TIER2, tier);
+  MakeKey(K.c, Mm(K.c, 64), UOPI_JIT_TIER0, fm);
+  EXPECT_NE(Hex(base.k.hash), Hex(n2.k.hash));
+  EXPECT_NE(Hex(base.k.hash), Hex(tier.k.hash));
+  EXPECT_NE(Hex(base.k.hash), Hex(fm.k.hash));
+  // a constant's bits: 0.0 and -0.0 are different kernels
+  uopc_node *o = uopc_buffer(K.c, 0, UOPC_F32, 8);
+  uopc_node *i = uopc_kernels::Range(K.c, 8, 0);
+  Key kp, km;
+  for (double v : {0.0, -0.0}) {
+    uopc_node *st = uopc_store(K.c, uopc_kernels::At(K.c, o, i), uopc_const_f(K.c, UOPC_F32, v));
+    uopc_node *e = uopc_end(K.c, st, &i, 1);
+    MakeKey(K.c, uopc_sink(K.c, &e, 1), UOPI_JIT_TIER0, v == 0.0 && !std::signbit(v) ? kp : km);
+  }
+  EXPECT_NE(Hex(kp.k.hash), Hex(km.k.hash));
+  // the environment: format version, codegen id, target id, pipeline
+  uint8_t h[16];
+  uopi_kenv env = base.k.env;
+  auto differs = [&](const uopi_kenv &e2) {
+    uopi_kkey_hash(&e2, base.k.graph, base.k.graph_len, h);
+    return Hex(h) != Hex(base.k.hash);
+  };
+  uopi_kkey_hash(&env, base.k.graph, base.k.graph_len, h);
+  EXPECT_EQ(Hex(h), Hex(base.k.hash));
+  uopi_kenv e2 = env;
+  e2.format = env.format + 1;
+  EXPECT_TRUE(differs(e2));
+  e2 = env;
+  e2.codegen = "another build";
+  EXPECT_TRUE(differs(e2));
+  e2 = env;
+  std::string cpu = std::string(env.target) + "-avx512f";
+  e2.target = cpu.c_str();
+  EXPECT_TRUE(differs(e2));
+  e2 = env;
+  e2.pipeline = "default<O3>";
+  EXPECT_TRUE(differs(e2));
+  // the environment's memo still gives the real key afterwards
+  uopi_kkey_hash(&env, base.k.graph, base.k.graph_len, h);
+  EXPECT_EQ(Hex(h), Hex(base.k.hash));
+  EXPECT_NE(std::string(env.target).find("llvm 19"), std::string::npos);
+  EXPECT_EQ(env.format, UOPI_KCACHE_FORMAT);
+}
+
+// ---- memory -------------------------------------------------------------------------
+
+TEST_F(Cache, MemoryHitReturnsAWorkingKernelWithoutCompiling) {
+  Kernel A, B;
+  CompileEw(A, 4096);
+  uopc_cache_stats s1 = Stats();
+  EXPECT_EQ(s1.misses, 1u);
+  CompileEw(B, 4096);  // another context, the same graph
+  uopc_cache_stats s2 = Stats();
+  EXPECT_EQ(s2.misses, 1u);
+  EXPECT_EQ(s2.mem_hits, 1u);
+  EXPECT_EQ(s2.disk_hits, 0u);
+  EXPECT_EQ(s2.mem_entries, 1u);
+  EXPECT_EQ(s2.mem_held, 1u);
+  // freeing one handle leaves the other working
+  uopc_kernel_free(A.k);
+  A.k = nullptr;
+  CheckEw(B.k, 4096);
+  uopc_kernel_free(B.k);
+  B.k = nullptr;
+  uopc_cache_stats s3 = Stats();
+  EXPECT_EQ(s3.mem_entries, 1u);  // kept, unheld
+  EXPECT_EQ(s3.mem_held, 0u);
+  EXPECT_GT(s3.mem_bytes, 0u);
+  Kernel C;
+  CompileEw(C, 4096);
+  CheckEw(C.k, 4096);
+  EXPECT_EQ(Stats().mem_hits, 2u);
+  EXPECT_EQ(Stats().misses, 1u);
+}
+
+TEST_F(Cache, TheSameContextCompilingTwiceGetsTwoHandles) {
+  Kernel A;
+  uopc_node *g = Ew(A.c, 100);
+  uopc_kernel *k1 = uopc_compile(A.c, g, nullptr, nullptr);
+  uopc_kernel *k2 = uopc_compile(A.c, g, nullptr, nullptr);
+  ASSERT_TRUE(k1 && k2);
+  EXPECT_NE(k1, k2);
+  uopc_kernel_free(k1);
+  CheckEw(k2, 100);
+  uopc_kernel_free(k2);
+}
+
+TEST_F(Cache, MemoryIsBoundedLeastRecentlyUsedFirst) {
+  EnvVar off("UOPC_CACHE", "0");
+  uopc_cache_set_memory_limit(2, 1ull << 30);
+  for (int n : {10, 11, 12}) {
+    Kernel K;
+    CompileEw(K, n);
+  }
+  EXPECT_EQ(Stats().mem_entries, 2u);  // 10 went
+  {
+    Kernel K;
+    CompileEw(K, 11);  // a hit; 11 becomes the most recent
+  }
+  EXPECT_EQ(Stats().mem_hits, 1u);
+  {
+    Kernel K;
+    CompileEw(K, 13);  // evicts 12
+  }
+  {
+    Kernel K;
+    CompileEw(K, 11);
+  }
+  EXPECT_EQ(Stats().mem_hits, 2u);
+  {
+    Kernel K;
+    CompileEw(K, 12);
+  }
+  EXPECT_EQ(Stats().misses, 5u);  // 10, 11, 12, 13, 12 again
+  // held kernels are never dropped; with 0, 0 nothing unheld is kept
+  Kernel H;
+  CompileEw(H, 20);
+  uopc_cache_set_memory_limit(0, 0);
+  EXPECT_EQ(Stats().mem_entries, 1u);
+  EXPECT_EQ(Stats().mem_held, 1u);
+  CheckEw(H.k, 20);
+  uopc_kernel_free(H.k);
+  H.k = nullptr;
+  EXPECT_EQ(Stats().mem_entries, 0u);
+}
+
+TEST_F(Cache, ThreadsCompilingTheSameKernelShareOneEntry) {
+  EnvVar off("UOPC_CACHE", "0");
+  constexpr int kThreads = 6;
+  std::vector<std::thread> ts;
+  std::atomic<int> ok{0};
+  std::vector<uopc_kernel *> ks(kThreads);
+  for (int t = 0; t < kThreads; t++)
+    ts.emplace_back([&, t] {
+      uopc_ctx *c = uopc_ctx_new(nullptr);
+      uopc_compile_opts o{UOPC_TIER_STRONG};
+      ks[t] = uopc_compile(c, Mm(c, 64), &o, nullptr);
+      if (ks[t]) ok++;
+      uopc_ctx_free(c);
+    });
+  for (auto &t : ts) t.join();
+  EXPECT_EQ(ok.load(), kThreads);
+  uopc_cache_stats s = Stats();
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.mem_hits, (uint64_t)kThreads - 1);
+  EXPECT_EQ(s.mem_entries, 1u);
+  for (auto *k : ks) {
+    CheckMm(k, 64);
+    uopc_kernel_free(k);
+  }
+}
+
+TEST_F(Cache, ThreadsCompilingUnderEvictionPressure) {
+  // 4 threads, 6 kernels, room for 2 unheld: entries are evicted, reloaded
+  // from disk and waited for while other threads hold and call them
+  uopc_cache_set_memory_limit(2, 1ull << 30);
+  constexpr int kThreads = 4, kRounds = 25;
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; t++)
+    ts.emplace_back([&, t] {
+      unsigned r = 12345u * (unsigned)(t + 1);
+      for (int i = 0; i < kRounds; i++) {
+        r = r * 1103515245u + 12345u;
+        int n = 50 + (int)((r >> 16) % 6);
+        uopc_ctx *c = uopc_ctx_new(nullptr);
+        uopc_kernel *k = uopc_compile(c, Ew(c, n), nullptr, nullptr);
+        if (!k) {
+          bad++;
+        } else {
+          std::vector<float> o(n), a(n, 1.5f), b(n, 2.0f);
+          void *bufs[3] = {o.data(), a.data(), b.data()};
+          if (uopc_kernel_call(k, bufs, 3, nullptr) != UOPC_OK || o[n - 1] != MulAdd(1.5f, 2.0f)) bad++;
+          if (i % 3 == 0) uopc_cache_clear_memory();
+        }
+        uopc_kernel_free(k);
+        uopc_ctx_free(c);
+      }
+    });
+  for (auto &t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  uopc_cache_stats s = Stats();
+  EXPECT_EQ(s.mem_hits + s.disk_hits + s.misses, (uint64_t)kThreads * kRounds);
+  EXPECT_EQ(s.misses, 6u);  // each kernel compiled once: the rest from memory or disk
+  EXPECT_EQ(s.disk_damaged, 0u);
+  EXPECT_EQ(s.mem_held, 0u);
+}
+
+// ---- disk -----------------------------------------------------------------------------
+
+TEST_F(Cache, DiskHitInAWarmProcess) {
+  std::string p = Warm(4096);
+  EXPECT_EQ(Stats().disk_writes, 1u);
+  Kernel K;
+  CompileEw(K, 4096);
+  uopc_cache_stats s = Stats();
+  EXPECT_EQ(s.disk_hits, 1u);
+  EXPECT_EQ(s.misses, 1u);
+  CheckEw(K.k, 4096);
+  // the matmul nest at the strong tier too
+  Kernel M;
+  uopc_compile_opts o{UOPC_TIER_STRONG};
+  M.k = uopc_compile(M.c, Mm(M.c, 64), &o, nullptr);
+  CheckMm(M.k, 64);
+  uopc_kernel_free(M.k);
+  M.k = nullptr;
+  uopc_cache_clear_memory();
+  M.k = uopc_compile(M.c, Mm(M.c, 64), &o, nullptr);
+  CheckMm(M.k, 64);
+  EXPECT_EQ(Stats().disk_hits, 2u);
+  // an entry decodes and matches its key
+  std::string bytes = slurp(p);
+  uopi_kfile f;
+  ASSERT_EQ(uopi_kfile_decode((const uint8_t *)bytes.data(), bytes.size(), 1, &f), nullptr);
+  EXPECT_EQ(f.meta.nbufs, 3u);
+  EXPECT_EQ(f.meta.len[0], 4096);
+  EXPECT_EQ(f.meta.dtype[1], UOPC_F32);
+  EXPECT_GT(f.obj_size, f.payload_size);  // compressed
+  free(f.obj);
+  EXPECT_EQ(list_dir(dir_).size(), 2u);  // two entries, no temporary files
+}
+
+TEST_F(Cache, ASecondProcessHitsTheDiskCache) {
+  std::string env = "UOPC_CACHE_DIR='" + dir_ + "' UOPC_DEBUG=cache";
+  CliRun a = Cli(env, "cache warm '" + ew_file_ + "'");
+  EXPECT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, "miss\n");
+  EXPECT_NE(a.err.find("uopc cache: wrote "), std::string::npos) << a.err;
+  CliRun b = Cli(env, "cache warm '" + ew_file_ + "'");
+  EXPECT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(b.out, "disk hit\n");
+  EXPECT_NE(b.err.find("uopc cache: disk hit "), std::string::npos) << b.err;
+  // another tier is another entry
+  CliRun c = Cli(env, "cache warm --tier=strong '" + ew_file_ + "'");
+  EXPECT_EQ(c.out, "miss\n");
+  EXPECT_EQ(entries(dir_).size(), 2u);
+  // this process finds the CLI's entry
+  Kernel K;
+  CompileEw(K, 1000);
+  EXPECT_EQ(Stats().disk_hits, 1u);
+  CheckEw(K.k, 1000);
+}
+
+TEST_F(Cache, CliStatsAndClear) {
+  std::string env = "UOPC_CACHE_DIR='" + dir_ + "'";
+  ASSERT_EQ(Cli(env, "cache warm '" + ew_file_ + "'").status, 0);
+  CliRun s = Cli(env, "cache stats");
+  EXPECT_EQ(s.status, 0);
+  EXPECT_NE(s.out.find("directory: " + dir_ + "\nentries: 1\nbytes: "), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("this process: 0 memory hits"), std::string::npos) << s.out;
+  CliRun c = Cli(env, "cache clear");
+  EXPECT_EQ(c.status, 0);
+  EXPECT_EQ(c.out, "removed 1 entries from " + dir_ + "\n");
+  EXPECT_TRUE(entries(dir_).empty());
+  EXPECT_EQ(Cli("UOPC_CACHE=0", "cache stats").out.rfind("directory: none (disk cache off)\n", 0), 0u);
+  EXPECT_EQ(Cli(env, "cache frob").status, 2);
+  EXPECT_EQ(Cli(env, "cache warm").status, 2);
+  EXPECT_EQ(Cli(env, "cache warm --tier=slow x.uir").status, 2);
+  CliRun bad = Cli(env, "cache warm '" + std::string(UOPC_SOURCE_DIR) + "/examples/mul_add.uir'");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("error: "), std::string::npos);
+}
+
+// ---- damaged entries ----------------------------------------------------------------------
+
+// Rewrites the entry at path with a valid header CRC after fix(key, meta).
+void Reencode(const std::string &path, const std::function<void(uopi_kkey &, uopi_kmeta &, std::string &)> &fix) {
+  std::string bytes = slurp(path);
+  uopi_kfile f;
+  ASSERT_EQ(uopi_kfile_decode((const uint8_t *)bytes.data(), bytes.size(), 1, &f), nullptr);
+  std::string codegen(f.codegen, f.codegen_len), target(f.target, f.target_len), pipeline(f.pipeline, f.pipeline_len);
+  std::string graph((const char *)f.graph, f.graph_len);
+  uopi_kkey key{};
+  uopi_kmeta meta = f.meta;
+  key.env = {f.format, f.tier, codegen.c_str(), target.c_str(), pipeline.c_str()};
+  memcpy(key.hash, f.hash, 16);
+  std::string obj((const char *)f.obj, f.obj_size);
+  free(f.obj);
+  fix(key, meta, target);  // may repoint key.env.target at the (changed) string
+  key.graph = (uint8_t *)graph.data();
+  key.graph_len = graph.size();
+  size_t n;
+  uint8_t *p = uopi_kfile_encode(&key, &meta, obj.data(), obj.size(), &n);
+  ASSERT_NE(p, nullptr);
+  spit(path, std::string((const char *)p, n));
+  free(p);
+}
+
+void FixHeaderCrc(std::string &b) {
+  uint32_t h;
+  memcpy(&h, b.data() + 12, 4);
+  ASSERT_LE(h, b.size());
+  uLong c = crc32(0L, Z_NULL, 0);
+  c = crc32(c, (const Bytef *)b.data(), h - 4);
+  uint32_t v = (uint32_t)c;
+  memcpy(&b[h - 4], &v, 4);
+}
+
+struct Damage {
+  const char *name;
+  const char *reason;  // in the warning
+  std::function<void(const std::string &path)> apply;
+};
+
+TEST_F(Cache, DamagedEntriesAreRemovedAndRecompiled) {
+  const Damage cases[] = {
+      {"truncated in the object", "truncated",
+       [](const std::string &p) {
+         std::string b = slurp(p);
+         spit(p, b.substr(0, b.size() - 5));
+       }},
+      {"truncated in the header", "truncated",
+       [](const std::string &p) { spit(p, slurp(p).substr(0, 100)); }},
+      {"empty", "truncated", [](const std::string &p) { spit(p, ""); }},
+      {"flipped payload byte", "object CRC-32 mismatch",
+       [](const std::string &p) {
+         std::string b = slurp(p);
+         b[b.size() - 10] ^= 0x20;
+         spit(p, b);
+       }},
+      {"flipped header byte", "header CRC-32 mismatch",
+       [](const std::string &p) {
+         std::string b = slurp(p);
+         b[100] ^= 0x01;  // inside the codegen id
+         spit(p, b);
+       }},
+      {"flipped object size", "header CRC-32 mismatch",
+       [](const std::string &p) {
+         std::string b = slurp(p);
+         b[41] ^= 0x01;
+         spit(p, b);
+       }},
+      {"wrong magic", "bad magic",
+       [](const std::string &p) {
+         std::string b = slurp(p);
+         b[0] = 'X';
+         spit(p, b);
+       }},
+      {"wrong format version", "another format version",
+       [](const std::string &p) {
+         std::string b = slurp(p);
+         b[8] = (char)(UOPI_KCACHE_FORMAT + 1);
+         FixHeaderCrc(b);
+         spit(p, b);
+       }},
+      {"wrong target (another CPU)", "built for another target",
+       [](const std::string &p) {
+         Reencode(p, [](uopi_kkey &k, uopi_kmeta &, std::string &target) {
+           size_t at = target.find("; ", target.find("; ") + 2);  // "llvm V; TRIPLE; CPU; ..."
+           ASSERT_NE(at, std::string::npos);
+           target.insert(at + 2, "other-cpu-");
+           k.env.target = target.c_str();
+         });
+       }},
+      {"wrong codegen id", "another uopc code generator",
+       [](const std::string &p) {
+         Reencode(p, [](uopi_kkey &k, uopi_kmeta &, std::string &) { k.env.codegen = "0123456789abcdef"; });
+       }},
+      {"another kernel's key under this name", "hash collision",
+       [](const std::string &p) {
+         std::string b = slurp(p);
+         uopi_kfile f;
+         ASSERT_EQ(uopi_kfile_decode((const uint8_t *)b.data(), b.size(), 0, &f), nullptr);
+         size_t at = (size_t)(f.graph - (const uint8_t *)b.data()) + f.graph_len - 1;
+         b[at] ^= 0x01;  // a graph byte: another kernel, same hash claimed
+         FixHeaderCrc(b);
+         spit(p, b);
+       }},
+      {"other buffer lengths", "other buffer dtypes or lengths",
+       [](const std::string &p) {
+         Reencode(p, [](uopi_kkey &, uopi_kmeta &m, std::string &) { m.len[1] = 8; });
+       }},
+      {"trailing bytes", "trailing bytes",
+       [](const std::string &p) { spit(p, slurp(p) + "junk"); }},
+      {"not an object", "cannot link the object",
+       [](const std::string &p) {
+         std::string b = slurp(p);
+         uopi_kfile f;
+         ASSERT_EQ(uopi_kfile_decode((const uint8_t *)b.data(), b.size(), 0, &f), nullptr);
+         std::string hdr = b.substr(0, f.header_size);
+         std::string junk(600, 'x');
+         uLongf cn = compressBound(junk.size());
+         std::string z(cn, 0);
+         ASSERT_EQ(compress((Bytef *)&z[0], &cn, (const Bytef *)junk.data(), junk.size()), Z_OK);
+         z.resize(cn);
+         uint64_t osz = junk.size(), psz = cn;
+         memcpy(&hdr[40], &osz, 8);
+         memcpy(&hdr[48], &psz, 8);
+         uint32_t pc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)z.data(), (uInt)z.size());
+         memcpy(&hdr[56], &pc, 4);
+         FixHeaderCrc(hdr);
+         spit(p, hdr + z);
+       }},
+  };
+  int n = 100;
+  for (const Damage &d : cases) {
+    SCOPED_TRACE(d.name);
+    n++;  // a kernel of its own for each case
+    std::string p = Warm(n);
+    d.apply(p);
+    uopc_cache_stats before = Stats();
+    Kernel K;
+    std::string err;
+    {
+      EnvVar dbg("UOPC_DEBUG", "check,cache");
+      testing::internal::CaptureStderr();
+      CompileEw(K, n);
+      err = testing::internal::GetCapturedStderr();
+    }
+    uopc_cache_stats after = Stats();
+    EXPECT_EQ(after.misses, before.misses + 1);  // compiled afresh
+    EXPECT_EQ(after.disk_hits, before.disk_hits);
+    EXPECT_EQ(after.disk_damaged, before.disk_damaged + 1);
+    CheckEw(K.k, n);
+    // one warning line, naming the entry and the reason
+    size_t w = err.find("uopc cache: warning: removed damaged entry " + p + ": ");
+    EXPECT_NE(w, std::string::npos) << err;
+    EXPECT_NE(err.find(d.reason), std::string::npos) << err;
+    size_t lines = 0;
+    for (size_t i = err.find("warning"); i != std::string::npos; i = err.find("warning", i + 1)) lines++;
+    EXPECT_EQ(lines, 1u) << err;
+    // the bad file is gone; the fresh compile wrote a good one in its place
+    std::string now = slurp(p);
+    uopi_kfile f;
+    ASSERT_EQ(uopi_kfile_decode((const uint8_t *)now.data(), now.size(), 1, &f), nullptr);
+    free(f.obj);
+    uopc_kernel_free(K.k);
+    K.k = nullptr;
+    uopc_cache_clear_memory();
+    Kernel K2;
+    CompileEw(K2, n);
+    EXPECT_EQ(Stats().disk_hits, after.disk_hits + 1);
+    CheckEw(K2.k, n);
+  }
+  EXPECT_TRUE(list_dir(dir_).size() == entries(dir_).size());  // no temporary files left
+}
+
+TEST_F(Cache, DecodeRejectsEveryTruncationAndByteFlip) {
+  std::string p = Warm(64);
+  std::string b = slurp(p);
+  uopi_kfile f;
+  for (size_t n = 0; n < b.size(); n++) {
+    ASSERT_NE(uopi_kfile_decode((const uint8_t *)b.data(), n, 1, &f), nullptr) << n;
+  }
+  for (size_t i = 0; i < b.size(); i++) {
+    std::string c = b;
+    c[i] ^= 0x10;
+    const char *why = uopi_kfile_decode((const uint8_t *)c.data(), c.size(), 1, &f);
+    if (!why) {  // a flip the CRCs cannot see does not exist
+      free(f.obj);
+      ADD_FAILURE() << "byte " << i << " flipped, entry accepted";
+    }
+  }
+}
+
+// ---- concurrency, directories, settings ----------------------------------------------------------
+
+TEST_F(Cache, TwoProcessesCompilingAtOnceLeaveOneValidEntry) {
+  std::string mm = root_ + "/mm.uir";
+  {
+    // the 64^3 matmul nest as .uir (strong tier: ~10 ms of compile to overlap)
+    std::string s =
+        "%c = buffer : slot=0 dtype=f32 shape=(4096,)\n%a = buffer : slot=1 dtype=f32 shape=(4096,)\n"
+        "%b = buffer : slot=2 dtype=f32 shape=(4096,)\n%zi = range 64 : idx=0\n%zj = range 64 : idx=1\n"
+        "%zi64 = mul %zi, 64\n%zf = add %zi64, %zj\n%zp = index %c, %zf\n%z = store %zp, 0.0\n"
+        "%ze = end %z, %zi, %zj\n%i = range 64 : idx=2\n%k = range 64 : idx=3\n%j = range 64 : idx=4\n"
+        "%i64 = mul %i, 64\n%cf = add %i64, %j\n%cp = index %c, %cf\n%af = add %i64, %k\n%ap = index %a, %af\n"
+        "%k64 = mul %k, 64\n%bf = add %k64, %j\n%bp = index %b, %bf\n%cv = load %cp\n%av = load %ap\n"
+        "%bv = load %bp\n%p = mul %av, %bv\n%s = add %cv, %p\n%st = store %cp, %s\n%e = end %st, %i, %k, %j\n"
+        "%root = sink %ze, %e\n";
+    spit(mm, s);
+  }
+  std::string env = "UOPC_CACHE_DIR='" + dir_ + "'";
+  for (int round = 0; round < 4; round++) {
+    SCOPED_TRACE(round);
+    uopc_error e{};
+    ASSERT_EQ(uopc_cache_clear_disk(nullptr, &e), UOPC_OK) << e.msg;
+    CliRun r[2];
+    std::thread t0([&] { r[0] = Cli(env, "cache warm --tier=strong '" + mm + "'"); });
+    std::thread t1([&] { r[1] = Cli(env, "cache warm --tier=strong '" + mm + "'"); });
+    t0.join();
+    t1.join();
+    for (auto &x : r) {
+      EXPECT_EQ(x.status, 0) << x.err;
+      EXPECT_TRUE(x.out == "miss\n" || x.out == "disk hit\n") << x.out;
+    }
+    EXPECT_EQ(entries(dir_).size(), 1u);
+    EXPECT_EQ(list_dir(dir_).size(), 1u);  // no temporary file left
+    EXPECT_EQ(Cli(env, "cache warm --tier=strong '" + mm + "'").out, "disk hit\n");
+  }
+  // and the entry is the right code
+  Kernel K;
+  uopc_error e{};
+  uopc_node *g = uopc_uir_parse_file(K.c, mm.c_str(), &e);
+  ASSERT_NE(g, nullptr) << e.msg;
+  uopc_compile_opts o{UOPC_TIER_STRONG};
+  K.k = uopc_compile(K.c, g, &o, &e);
+  EXPECT_EQ(Stats().disk_hits, 1u);
+  CheckMm(K.k, 64);
+}
+
+TEST_F(Cache, AnUncreatableDirectoryMeansNoDiskCache) {
+  std::string file = root_ + "/a-file";
+  spit(file, "not a directory\n");
+  std::string bad = file + "/cache";
+  EnvVar d("UOPC_CACHE_DIR", bad.c_str());
+  EnvVar dbg("UOPC_DEBUG", "check,cache");
+  testing::internal::CaptureStderr();
+  Kernel K;
+  CompileEw(K, 300);
+  std::string err = testing::internal::GetCapturedStderr();
+  CheckEw(K.k, 300);
+  EXPECT_NE(err.find("uopc cache: warning: cache directory " + bad + " is unusable"), std::string::npos) << err;
+  EXPECT_EQ(Stats().disk_writes, 0u);
+  uopc_kernel_free(K.k);
+  K.k = nullptr;
+  uopc_cache_clear_memory();
+  testing::internal::CaptureStderr();
+  CompileEw(K, 300);  // compiles again, without a second warning
+  err = testing::internal::GetCapturedStderr();
+  CheckEw(K.k, 300);
+  EXPECT_EQ(err.find("warning"), std::string::npos) << err;
+  EXPECT_EQ(Stats().misses, 2u);
+  // the CLI too
+  CliRun r = Cli("UOPC_CACHE_DIR='" + bad + "'", "cache warm '" + ew_file_ + "'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "miss\n");
+  EXPECT_EQ(r.err, "");
+  uint64_t n, bytes;
+  uopc_error e{};
+  EXPECT_EQ(uopc_cache_disk_usage(&n, &bytes, &e), UOPC_ERR_IO);
+}
+
+TEST_F(Cache, DisabledDiskCacheWritesNothing) {
+  {
+    EnvVar off("UOPC_CACHE", "0");
+    Kernel K;
+    CompileEw(K, 500);
+    CheckEw(K.k, 500);
+    char buf[64];
+    EXPECT_EQ(uopc_cache_dir(buf, sizeof buf), 0);
+    CliRun r = Cli("UOPC_CACHE=0 UOPC_CACHE_DIR='" + dir_ + "'", "cache warm '" + ew_file_ + "'");
+    EXPECT_EQ(r.out, "miss\n");
+  }
+  EXPECT_FALSE(exists(dir_));
+  uopc_cache_set_disk(0);
+  {
+    Kernel K;
+    CompileEw(K, 501);
+  }
+  EXPECT_FALSE(exists(dir_));
+  uopc_cache_set_disk(1);
+  EXPECT_EQ(Stats().disk_writes, 0u);
+}
+
+TEST_F(Cache, DirectoryFromTheEnvironment) {
+  char buf[4096];
+  ASSERT_EQ(uopc_cache_dir(buf, sizeof buf), 1);
+  EXPECT_EQ(std::string(buf), dir_);
+  {
+    EnvVar d("UOPC_CACHE_DIR", nullptr);
+    EnvVar x("XDG_CACHE_HOME", "/x/cache");
+    ASSERT_EQ(uopc_cache_dir(buf, sizeof buf), 1);
+    EXPECT_EQ(std::string(buf), "/x/cache/uopc");
+    EnvVar x2("XDG_CACHE_HOME", "");
+    EnvVar h("HOME", "/home/someone");
+    ASSERT_EQ(uopc_cache_dir(buf, sizeof buf), 1);
+    EXPECT_EQ(std::string(buf), "/home/someone/.cache/uopc");
+    EnvVar h2("HOME", nullptr);
+    EXPECT_EQ(uopc_cache_dir(buf, sizeof buf), 0);
+  }
+  EnvVar d("UOPC_CACHE_DIR", "/tmp/with/slash/");
+  ASSERT_EQ(uopc_cache_dir(buf, sizeof buf), 1);
+  EXPECT_EQ(std::string(buf), "/tmp/with/slash");
+}
+
+TEST_F(Cache, SizeBoundEvictsTheLeastRecentlyUsed) {
+  // three entries; 101 is made the most recently used by a disk hit
+  std::string p[4];
+  int ns[4] = {101, 102, 103, 104};
+  for (int i = 0; i < 3; i++) p[i] = Warm(ns[i]);
+  struct timespec t[2];
+  for (int i = 0; i < 3; i++) {
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= 300 - 100 * i;  // 101 oldest, then 102, then 103
+    t[1] = t[0];
+    ASSERT_EQ(utimensat(AT_FDCWD, p[i].c_str(), t, 0), 0);
+  }
+  {
+    Kernel K;
+    CompileEw(K, 101);
+    EXPECT_EQ(Stats().disk_hits, 1u);
+  }
+  uopc_cache_clear_memory();
+  double total = 0;
+  for (int i = 0; i < 3; i++) total += (double)slurp(p[i]).size();
+  // room for 3.5 entries: the 4th store goes over, eviction goes to 90% (3.15)
+  char mb[64];
+  snprintf(mb, sizeof mb, "%.9f", total / 3 * 3.5 / 1048576.0);
+  EnvVar max("UOPC_CACHE_MAX_MB", mb);
+  uopc_cache_stats before = Stats();
+  {
+    Kernel K;
+    CompileEw(K, 104);
+  }
+  p[3] = EwEntry(104);
+  EXPECT_EQ(Stats().disk_evicted, before.disk_evicted + 1);
+  EXPECT_TRUE(exists(p[0]));   // used recently
+  EXPECT_FALSE(exists(p[1]));  // the least recently used
+  EXPECT_TRUE(exists(p[2]));
+  EXPECT_TRUE(exists(p[3]));
+  uint64_t n, bytes;
+  ASSERT_EQ(uopc_cache_disk_usage(&n, &bytes, nullptr), UOPC_OK);
+  EXPECT_EQ(n, 3u);
+  EXPECT_LE((double)bytes, total / 3 * 3.5);
+  // 0 writes nothing
+  EnvVar zero("UOPC_CACHE_MAX_MB", "0");
+  uint64_t w = Stats().disk_writes;
+  {
+    Kernel K;
+    CompileEw(K, 105);
+  }
+  EXPECT_EQ(Stats().disk_writes, w);
+}
+
+TEST_F(Cache, ClearDiskRemovesEntriesAndLeftoverTemporaryFiles) {
+  Warm(7);
+  Warm(8);
+  spit(dir_ + "/.tmp-0123-abcdef", "half a file");
+  spit(dir_ + "/README", "not ours");
+  uint64_t removed = 0;
+  uopc_error e{};
+  ASSERT_EQ(uopc_cache_clear_disk(&removed, &e), UOPC_OK) << e.msg;
+  EXPECT_EQ(removed, 2u);
+  EXPECT_EQ(list_dir(dir_), std::vector<std::string>{"README"});
+}
+
+}  // namespace

@@ -1,0 +1,317 @@
+// The kernel verbs of the command-line tool, run as a program: compile
+// (--emit=llvm|asm), exec on .npy files, fuzz.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "uopc/uopc.h"
+
+namespace {
+
+struct CliRun {
+  int status;
+  std::string out, err;
+};
+
+std::string Slurp(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string Tmp(const std::string &name) {
+  return testing::TempDir() + "uopc_clik_" + std::to_string(getpid()) + "_" + name;
+}
+
+void Spit(const std::string &path, const std::string &text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+bool Exists(const std::string &path) {
+  struct stat sb;
+  return stat(path.c_str(), &sb) == 0;
+}
+
+CliRun Uopc(const std::string &args) {
+  std::string out = Tmp("stdout"), err = Tmp("stderr");
+  std::string cmd = std::string("'") + UOPC_CLI + "' " + args + " </dev/null >'" + out + "' 2>'" + err + "'";
+  int st = std::system(cmd.c_str());
+  CliRun r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, Slurp(out), Slurp(err)};
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return r;
+}
+
+std::string Q(const std::string &s) { return "'" + s + "'"; }
+
+std::string Example(const char *name) { return std::string(UOPC_SOURCE_DIR) + "/examples/" + name; }
+
+template <class T>
+void SaveNpy(const std::string &path, uopc_dtype t, const std::vector<T> &v, std::vector<int64_t> shape = {}) {
+  uopc_npy a{};
+  a.dtype = t;
+  if (shape.empty()) shape = {(int64_t)v.size()};
+  a.ndim = (uint32_t)shape.size();
+  a.count = 1;
+  for (size_t i = 0; i < shape.size(); i++) a.shape[i] = shape[i], a.count *= shape[i];
+  a.data = (void *)v.data();
+  uopc_error e{};
+  ASSERT_EQ(uopc_npy_save(path.c_str(), &a, &e), UOPC_OK) << e.msg;
+}
+
+template <class T>
+std::vector<T> LoadNpy(const std::string &path, uopc_dtype t) {
+  uopc_npy a{};
+  uopc_error e{};
+  EXPECT_EQ(uopc_npy_read(path.c_str(), &a, &e), UOPC_OK) << path << ": " << e.msg;
+  EXPECT_EQ(a.dtype, t);
+  std::vector<T> v((size_t)a.count);
+  if (a.count) std::memcpy(v.data(), a.data, (size_t)a.count * sizeof(T));
+  uopc_npy_free(&a);
+  return v;
+}
+
+std::vector<float> Range32() {
+  std::vector<float> a(32);
+  for (int i = 0; i < 32; i++) a[i] = (float)i * 0.25f - 3.0f;
+  return a;
+}
+
+TEST(CliExec, CopyKernelCopies) {
+  std::string in = Tmp("A.npy"), out = Tmp("O.npy");
+  std::remove(out.c_str());
+  SaveNpy(in, UOPC_F32, Range32());
+  for (const char *tier : {"", " --tier=strong", " --tier fast"}) {
+    CliRun r = Uopc("exec " + Q(Example("copy_kernel.uir")) + " --arg 0=" + Q(in) + " --out 1=" + Q(out) + tier);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(LoadNpy<float>(out, UOPC_F32), Range32());
+    std::remove(out.c_str());
+  }
+  std::remove(in.c_str());
+}
+
+const char *kAccum = R"(# O[i] = O[i] + A[i]
+%A = buffer : slot=0 dtype=i32 shape=(5,)
+%O = buffer : slot=1 dtype=i32 shape=(5,)
+%i = range 5 : idx=0
+%pa = index %A, %i
+%a = load %pa
+%po = index %O, %i
+%o = load %po
+%v = add %o, %a
+%st = store %po, %v
+%e = end %st, %i
+%k = sink %e
+)";
+
+// --arg and --out on one slot: read, updated in place, written; --out alone:
+// the buffer starts zeroed.
+TEST(CliExec, InPlaceAndZeroedOutputs) {
+  std::string prog = Tmp("accum.uir"), a = Tmp("acc_a.npy"), o = Tmp("acc_o.npy");
+  Spit(prog, kAccum);
+  SaveNpy(a, UOPC_I32, std::vector<int32_t>{1, -2, 3, INT32_MAX, 5});
+  SaveNpy(o, UOPC_I32, std::vector<int32_t>{10, 20, 30, 1, 50});
+  CliRun r = Uopc("exec " + Q(prog) + " --arg 0=" + Q(a) + " --arg 1=" + Q(o) + " --out 1=" + Q(o));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(LoadNpy<int32_t>(o, UOPC_I32), (std::vector<int32_t>{11, 18, 33, INT32_MIN, 55}));
+  std::remove(o.c_str());
+  r = Uopc("exec " + Q(prog) + " --out=1=" + Q(o) + " --arg=0=" + Q(a));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(LoadNpy<int32_t>(o, UOPC_I32), (std::vector<int32_t>{1, -2, 3, INT32_MAX, 5}));
+  for (auto &f : {prog, a, o}) std::remove(f.c_str());
+}
+
+TEST(CliExec, BoolAndF16Buffers) {
+  std::string prog = Tmp("bf.uir"), a = Tmp("bf_a.npy"), c = Tmp("bf_c.npy"), o = Tmp("bf_o.npy");
+  Spit(prog, R"(%A = buffer : slot=0 dtype=f16 shape=(4,)
+%C = buffer : slot=1 dtype=bool shape=(4,)
+%O = buffer : slot=2 dtype=f16 shape=(4,)
+%i = range 4 : idx=0
+%pa = index %A, %i
+%a = load %pa
+%pc = index %C, %i
+%c = load %pc
+%d = add %a, %a
+%w = where %c, %d, %a
+%po = index %O, %i
+%st = store %po, %w
+%e = end %st, %i
+%k = sink %e
+)");
+  SaveNpy(a, UOPC_F16, std::vector<uint16_t>{0x3c00, 0x7bff, 0xc000, 0x0001});
+  SaveNpy(c, UOPC_BOOL, std::vector<uint8_t>{1, 1, 0, 1});
+  CliRun r = Uopc("exec " + Q(prog) + " --arg 0=" + Q(a) + " --arg 1=" + Q(c) + " --out 2=" + Q(o));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(LoadNpy<uint16_t>(o, UOPC_F16), (std::vector<uint16_t>{0x4000, 0x7c00, 0xc000, 0x0002}));
+  for (auto &f : {prog, a, c, o}) std::remove(f.c_str());
+}
+
+// Every error: exit 1, a FILE: error: line, and no output file written (an
+// existing one is left as it was).
+TEST(CliExec, ErrorsWriteNothing) {
+  std::string k = Q(Example("copy_kernel.uir"));
+  std::string in = Tmp("e_in.npy"), out = Tmp("e_out.npy"), bad = Tmp("e_bad.npy");
+  SaveNpy(in, UOPC_F32, Range32());
+  Spit(out, "precious");
+  struct Case {
+    std::string args, err;
+  };
+  SaveNpy(Tmp("e_short.npy"), UOPC_F32, std::vector<float>{1, 2, 3});
+  SaveNpy(Tmp("e_i32.npy"), UOPC_I32, std::vector<int32_t>(32));
+  SaveNpy(Tmp("e_2d.npy"), UOPC_F32, std::vector<float>(32), {4, 8});
+  std::string f8 = Slurp(Tmp("e_short.npy"));
+  f8.replace(f8.find("'<f4'"), 5, "'<f8'");
+  Spit(Tmp("e_f8.npy"), f8);
+  Spit(Tmp("e_trunc.npy"), Slurp(in).substr(0, 140));
+  const Case cases[] = {
+      {"--arg 0=" + Q(Tmp("e_short.npy")) + " --out 1=" + Q(out),
+       Tmp("e_short.npy") + ": error: shape (3,) does not match BUFFER slot 0 shape (32,)\n"},
+      {"--arg 0=" + Q(Tmp("e_2d.npy")) + " --out 1=" + Q(out),
+       Tmp("e_2d.npy") + ": error: shape (4, 8) does not match BUFFER slot 0 shape (32,)\n"},
+      {"--arg 0=" + Q(Tmp("e_i32.npy")) + " --out 1=" + Q(out),
+       Tmp("e_i32.npy") + ": error: dtype <i4 (i32) does not match BUFFER slot 0 dtype f32 (<f4)\n"},
+      {"--arg 0=" + Q(Tmp("e_f8.npy")) + " --out 1=" + Q(out),
+       Tmp("e_f8.npy") + ": error: dtype <f8 is not supported (bool |b1, i32 <i4, f32 <f4, f16 <f2)\n"},
+      {"--arg 0=" + Q(Tmp("e_trunc.npy")) + " --out 1=" + Q(out),
+       Tmp("e_trunc.npy") +
+           ": error: truncated data: the header says 32 elements (128 bytes), the file has 12 bytes of data\n"},
+      {"--arg 0=" + Q(Tmp("e_none.npy")) + " --out 1=" + Q(out),
+       Tmp("e_none.npy") + ": error: cannot open: No such file or directory\n"},
+      {"--arg 0=" + Q(in), Example("copy_kernel.uir") +
+                               ": error: BUFFER slot 1 (f32, shape (32,)) is given by neither --arg 1=IN.npy nor "
+                               "--out 1=OUT.npy\n"},
+      {"--arg 0=" + Q(in) + " --out 1=" + Q(out) + " --out 2=" + Q(bad),
+       Example("copy_kernel.uir") + ": error: --out 2=: the kernel has no BUFFER slot 2 (its slots are 0..1)\n"},
+      {"--arg 0=" + Q(in) + " --out 1=" + Q(Tmp("no/such/dir/o.npy")),
+       Tmp("no/such/dir/o.npy") + ": error: cannot create a file next to it: No such file or directory\n"},
+  };
+  for (const Case &c : cases) {
+    CliRun r = Uopc("exec " + k + " " + c.args);
+    EXPECT_EQ(r.status, 1) << c.args;
+    EXPECT_EQ(r.err, c.err) << c.args;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(Slurp(out), "precious") << c.args;
+    EXPECT_FALSE(Exists(bad));
+  }
+  for (const char *f : {"e_short.npy", "e_i32.npy", "e_2d.npy", "e_f8.npy", "e_trunc.npy"}) std::remove(Tmp(f).c_str());
+  std::remove(in.c_str());
+  std::remove(out.c_str());
+}
+
+// An index out of bounds at run time: exit 1 and no output, even for the
+// slots written before the failure.
+TEST(CliExec, RuntimeErrorWritesNothing) {
+  std::string prog = Tmp("oob.uir"), idx = Tmp("oob_i.npy"), o = Tmp("oob_o.npy");
+  Spit(prog, R"(%I = buffer : slot=0 dtype=i32 shape=(3,)
+%O = buffer : slot=1 dtype=f32 shape=(4,)
+%i = range 3 : idx=0
+%pi = index %I, %i
+%x = load %pi
+%po = index %O, %x
+%st = store %po, 1.0
+%e = end %st, %i
+%k = sink %e
+)");
+  SaveNpy(idx, UOPC_I32, std::vector<int32_t>{0, 1, 4});
+  std::remove(o.c_str());
+  CliRun r = Uopc("exec " + Q(prog) + " --arg 0=" + Q(idx) + " --out 1=" + Q(o));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, prog + ": error: kernel index out of bounds in BUFFER slot 1 (of 4 elements)\n");
+  EXPECT_FALSE(Exists(o));
+  SaveNpy(idx, UOPC_I32, std::vector<int32_t>{0, 1, 3});
+  r = Uopc("exec " + Q(prog) + " --arg 0=" + Q(idx) + " --out 1=" + Q(o));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(LoadNpy<float>(o, UOPC_F32), (std::vector<float>{1, 1, 0, 1}));
+  for (auto &f : {prog, idx, o}) std::remove(f.c_str());
+}
+
+TEST(CliExec, UsageErrors) {
+  std::string k = Q(Example("copy_kernel.uir"));
+  for (const char *args : {"", " --arg", " --arg 0", " --arg =a.npy", " --arg x=a.npy", " --arg 0=", " --arg -1=a.npy",
+                           " --arg 0=a.npy --arg 0=b.npy", " --out 0=a.npy --out 1=a.npy", " --tier=slow",
+                           " --frobnicate", " a.uir"}) {
+    CliRun r = Uopc(std::string("exec ") + (args[0] ? k : "") + args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("uopc exec: "), std::string::npos) << r.err;
+  }
+  CliRun r = Uopc("exec " + Q(Tmp("nofile.uir")) + " --out 0=x.npy");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, Tmp("nofile.uir") + ": error: cannot open: No such file or directory\n");
+  // a graph that is not a kernel
+  r = Uopc("exec " + Q(Example("mul_add.uir")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("error: a kernel's root must be a SINK"), std::string::npos) << r.err;
+}
+
+TEST(CliCompile, EmitsLlvmAndAsm) {
+  std::string k = Q(Example("copy_kernel.uir"));
+  CliRun r = Uopc("compile " + k);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("define void @"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("noalias"), std::string::npos);
+  EXPECT_EQ(Uopc("compile --emit=llvm " + k).out.find("define void @") != std::string::npos, true);
+  for (const char *t : {"fast", "strong"}) {
+    r = Uopc(std::string("compile --emit asm --tier=") + t + " " + k);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("ret"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(".globl"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(Uopc("compile --emit=obj " + k).status, 2);
+  EXPECT_EQ(Uopc("compile").status, 2);
+  EXPECT_EQ(Uopc("compile " + k + " " + k).status, 2);
+  r = Uopc("compile " + Q(Example("mul_add.uir")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CliFuzz, SmallRunsAndTable) {
+  CliRun r = Uopc("fuzz --count 2000 --op add --dtype f32 --seed 3");
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::istringstream in(r.out);
+  std::string header, row, total;
+  std::getline(in, header);
+  std::getline(in, row);
+  std::getline(in, total);
+  EXPECT_NE(header.find("mismatches"), std::string::npos) << r.out;
+  std::istringstream rs(row);
+  std::string op, dt;
+  unsigned long long cases, refused, mism;
+  rs >> op >> dt >> cases >> refused >> mism;
+  EXPECT_EQ(op, "add");
+  EXPECT_EQ(dt, "f32");
+  EXPECT_EQ(cases, 2000u);
+  EXPECT_EQ(mism, 0u);
+  EXPECT_EQ(total.rfind("total", 0), 0u) << r.out;
+  // --dtype IN:OUT picks one cast; --dtype IN all ops on IN; --op all dtypes
+  r = Uopc("fuzz --count 100 --dtype f32:i32 --tier both");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cast      f32:i32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 pair,"), std::string::npos) << r.out;
+  r = Uopc("fuzz --count 100 --op CMPLT");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("4 pairs,"), std::string::npos) << r.out;
+  r = Uopc("fuzz --count 100 --dtype f16");
+  EXPECT_NE(r.out.find("15 pairs,"), std::string::npos) << r.out;
+  for (const char *bad : {"--op floordiv --dtype f32", "--op store", "--dtype f64", "--count 0", "--count x",
+                          "--seed -1", "--tier fast2", "extra", "--batch 0"}) {
+    r = Uopc(std::string("fuzz ") + bad);
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+}  // namespace
