@@ -104,6 +104,18 @@ TEST(CliExec, CopyKernelCopies) {
   std::remove(in.c_str());
 }
 
+// --print shows each --out buffer at its dtype's precision; the bundled input works.
+TEST(CliExec, PrintShowsTheOutputs) {
+  std::string out = Tmp("P.npy");
+  CliRun r = Uopc("exec " + Q(Example("copy_kernel.uir")) + " --arg 0=" + Q(Example("copy_in.npy")) + " --out 1=" +
+                  Q(out) + " --print");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = "slot 1: [";
+  for (int i = 0; i < 32; i++) want += std::string(i ? ", " : "") + std::to_string(i / 2) + (i % 2 ? ".5" : ".0");
+  EXPECT_EQ(r.out, want + "]\n");
+  std::remove(out.c_str());
+}
+
 const char *kAccum = R"(# O[i] = O[i] + A[i]
 %A = buffer : slot=0 dtype=i32 shape=(5,)
 %O = buffer : slot=1 dtype=i32 shape=(5,)

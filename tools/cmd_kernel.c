@@ -1,7 +1,7 @@
 /* tools/cmd_kernel.c - verbs on kernels: compile, exec, fuzz.
  *
  *   uopc compile [--emit=llvm|asm] [--tier=fast|strong] FILE.uir
- *   uopc exec FILE.uir [--arg S=IN.npy]... [--out S=OUT.npy]... [--tier=fast|strong]
+ *   uopc exec FILE.uir [--arg S=IN.npy]... [--out S=OUT.npy]... [--tier=fast|strong] [--print]
  *   uopc fuzz [--seed S] [--count N] [--op OP] [--dtype D|IN:OUT] [--tier=fast|strong|both] [--batch N]
  *
  * docs/cli.md documents them.
@@ -146,9 +146,28 @@ static void *zeroed(size_t bytes) {
   return p;
 }
 
+/* slot s's values as a Python list on stdout: "slot S: [...]" */
+static void print_buffer(cli *k, uint32_t s, uopc_dtype t, const void *p, int64_t len) {
+  out_fmt(k, "slot %u: [", s);
+  for (int64_t i = 0; i < len; i++) {
+    double v;
+    switch (t) {
+    case UOPC_BOOL: v = ((const uint8_t *)p)[i] != 0; break;
+    case UOPC_I32: v = ((const int32_t *)p)[i]; break;
+    case UOPC_F16: v = uopc_f16_to_double(((const uint16_t *)p)[i]); break;
+    default: v = ((const float *)p)[i]; break;
+    }
+    char num[40];
+    uopc_fmt_scalar(v, t, num);
+    out_fmt(k, "%s%s", i ? ", " : "", num);
+  }
+  out_str(k, "]\n");
+}
+
 /* uopc exec: runs the kernel on buffers read from and written to .npy files. */
 int cmd_exec(cli *k, int argc, char **argv) {
   const char *file = NULL, *v;
+  int print = 0;
   slot_io slots[MAX_SLOTS] = {{0}};
   uopc_compile_opts o = {.tier = UOPC_TIER_FAST};
   for (int i = 0; i < argc; i++) {
@@ -159,6 +178,8 @@ int cmd_exec(cli *k, int argc, char **argv) {
       if (r < 0 || slot_arg("--out", v, slots, 1)) return EXIT_USAGE;
     } else if ((r = opt("exec", argc, argv, &i, "--tier", &v))) {
       if (r < 0 || parse_tier("exec", v, &o.tier, NULL)) return EXIT_USAGE;
+    } else if (strcmp(argv[i], "--print") == 0) {
+      print = 1;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return verb_usage("exec", "unknown option '%s'", argv[i]);
     } else if (file) {
@@ -219,6 +240,8 @@ int cmd_exec(cli *k, int argc, char **argv) {
     }
   }
   if (!rc && uopc_kernel_call(kern, bufs, nb, &e) != UOPC_OK) rc = (e.file = NULL, report(&e, file));
+  for (uint32_t s = 0; s < nb && !rc && print; s++)
+    if (slots[s].out) print_buffer(k, s, uopc_kernel_buf_dtype(kern, s), bufs[s], uopc_kernel_buf_len(kern, s));
   /* outputs: every temporary file first, then the renames */
   for (uint32_t s = 0; s < nb && !rc; s++) {
     if (!slots[s].out) continue;
