@@ -183,16 +183,19 @@ static void set_next(cstate *s) {
   for (uint32_t k = 0; k < s->nlin; k++) {
     const uopi_lstep *a = s->steps + s->lin[k];
     uint32_t n = s->lin[k + 1] - s->lin[k];
+    /* d[k2]: the first step where variant k2 differs from k */
+    uint8_t d[UOPI_LIN_MAX_VARIANTS];
+    for (uint32_t k2 = k + 1; k2 < s->nlin; k2++) {
+      const uopi_lstep *c = s->steps + s->lin[k2];
+      uint32_t m = s->lin[k2 + 1] - s->lin[k2], j = 0;
+      while (j < n && j < m && same_step(&a[j], &c[j])) j++;
+      d[k2] = (uint8_t)j;
+    }
+    uint32_t k2;
     for (uint32_t i = 0; i < n; i++) {
-      /* k2: the first variant after k whose steps 0..i differ from k's */
-      uint32_t k2 = k + 1;
-      for (; k2 < s->nlin; k2++) {
-        const uopi_lstep *c = s->steps + s->lin[k2];
-        uint32_t m = s->lin[k2 + 1] - s->lin[k2];
-        uint32_t j = 0;
-        while (j <= i && j < m && same_step(&a[j], &c[j])) j++;
-        if (j <= i) break;
-      }
+      /* the first variant after k whose steps 0..i differ from k's */
+      k2 = k + 1;
+      while (k2 < s->nlin && d[k2] > i) k2++;
       s->steps[s->lin[k] + i].next = (uint8_t)k2;
     }
   }

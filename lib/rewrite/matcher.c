@@ -34,15 +34,21 @@ void uopc_matcher_free(uopc_matcher *m) {
   free(m);
 }
 
-/* Can a node of class cls pass step t's own op and literal checks? */
-static int class_ok(const uopi_lstep *t, uint32_t cls) {
-  if (cls == UOPI_CLS_ABSENT) return 0;
-  if (cls < UOPC_NUM_OPS) return (t->ops >> cls) & 1;
-  if (!((t->ops >> UOPC_CONST) & 1)) return 0;
-  if (!(t->flags & UOPI_P_LIT)) return 1;
-  double v = t->lit;
-  uint32_t want = v == 0 ? 0u : v == 1 ? 1u : v == -1 ? 2u : 3u;
-  return cls - UOPC_NUM_OPS == want;
+#define ALL_CLASSES ((UINT64_C(1) << UOPI_NCLS) - 1)
+
+/* The classes of node that can pass step t's own op and literal checks
+   (bit cls; never ABSENT). */
+static uint64_t class_mask(const uopi_lstep *t) {
+  uint64_t m = t->ops & ((UINT64_C(1) << UOPC_NUM_OPS) - 1);
+  if ((t->ops >> UOPC_CONST) & 1) {
+    if (t->flags & UOPI_P_LIT) {
+      double v = t->lit;
+      m |= UINT64_C(1) << (UOPC_NUM_OPS + (v == 0 ? 0u : v == 1 ? 1u : v == -1 ? 2u : 3u));
+    } else {
+      m |= UINT64_C(0xf) << UOPC_NUM_OPS;
+    }
+  }
+  return m;
 }
 
 /* The filter path of each step of a variant (-1: the root, or too deep). */
@@ -56,28 +62,24 @@ static void step_paths(const uopi_lstep *s, uint32_t n, int *path) {
   }
 }
 
-/* Adds variant k of rule r's pattern to group g of f (whose bits start all
-   set: every group accepts everything until a variant says otherwise; the
-   first variant of a group replaces, later ones OR in). */
+/* Adds variant k of a pattern to group g: the classes it accepts at each
+   path are ORed into gm (the first variant of a group sets them), the
+   equalities it needs ANDed into eqpairs (bit a*9+b: paths a < b hold the
+   same name). */
 static void filter_variant(uopi_opfilt *f, uint32_t g, const uopc_pattern *p, uint32_t k, int first,
-                           uint64_t *eqpairs) {
+                           uint64_t *gm, uint64_t *eqpairs) {
   const uopi_lstep *s = p->steps + p->lin[k];
   uint32_t n = p->lin[k + 1] - p->lin[k];
   int path[UOPI_PAT_MAX_NODES];
   step_paths(s, n, path);
-  uint64_t bit = UINT64_C(1) << g;
-  const uopi_lstep *at[UOPI_FILT_PATHS] = {0};
+  uint64_t acc[UOPI_FILT_PATHS];
+  for (uint32_t q = 0; q < UOPI_FILT_PATHS; q++) acc[q] = ALL_CLASSES;
   for (uint32_t i = 1; i < n; i++)
-    if (path[i] >= 0) at[path[i]] = &s[i];
-  for (uint32_t q = 0; q < UOPI_FILT_PATHS; q++) {
-    if (q >= 3 && at[q]) f->deep |= bit;
-    for (uint32_t cls = 0; cls < UOPI_NCLS; cls++) {
-      int ok = !at[q] || class_ok(at[q], cls);
-      if (first) f->cand[q][cls] = ok ? f->cand[q][cls] | bit : f->cand[q][cls] & ~bit;
-      else if (ok) f->cand[q][cls] |= bit;
+    if (path[i] >= 0) {
+      acc[path[i]] = class_mask(&s[i]);
+      if (path[i] >= 3) f->deep |= UINT64_C(1) << g;
     }
-  }
-  /* pairs of paths holding the same name: bit a*9+b of eqpairs */
+  for (uint32_t q = 0; q < UOPI_FILT_PATHS; q++) gm[q] = first ? acc[q] : gm[q] | acc[q];
   uint64_t pairs[2] = {0, 0};
   for (uint32_t i = 1; i < n; i++)
     for (uint32_t j = i + 1; j < n; j++)
@@ -99,7 +101,7 @@ static int build_filter_mode(const uopc_matcher *m, int op, int fine, uopi_opfil
   *out = NULL;
   uopi_opfilt *f = calloc(1, sizeof *f);
   if (!f) return 0;
-  uint64_t geq[UOPI_FILT_MAX][2];
+  uint64_t geq[UOPI_FILT_MAX][2], gm[UOPI_FILT_MAX][UOPI_FILT_PATHS];
   for (uint32_t i = lo; i < hi; i++) {
     const uopi_mrule *r = m->by_op[i];
     const uopc_pattern *p = r->pat;
@@ -123,26 +125,37 @@ static int build_filter_mode(const uopc_matcher *m, int op, int fine, uopi_opfil
       if (k1 == k + 1 && p->lin[k + 1] - p->lin[k] == 1 && a[0].dts == UOPI_ALL_DTYPES &&
           !(a[0].flags & (UOPI_P_LIT | UOPI_P_SRC)) && r->need == 0)
         f->g[g].trivial = a[0].var >= 0 ? a[0].var : UOPI_PAT_MAX_VARS;
-      for (uint32_t kk = k; kk < k1; kk++) filter_variant(f, g, p, kk, kk == k, geq[g]);
+      for (uint32_t kk = k; kk < k1; kk++) filter_variant(f, g, p, kk, kk == k, gm[g], geq[g]);
       k = k1;
     }
   }
-  /* each group's first equality (the others are left to the match) */
-  for (uint32_t g = 0; g < f->ngroups; g++)
-    for (uint32_t bitno = 0; bitno < UOPI_FILT_PATHS * UOPI_FILT_PATHS; bitno++)
-      if ((geq[g][bitno / 64] >> (bitno % 64)) & 1) {
-        f->g[g].eqa = (uint8_t)(bitno / UOPI_FILT_PATHS);
-        f->g[g].eqb = (uint8_t)(bitno % UOPI_FILT_PATHS);
-        break;
-      }
+  /* the tables: group g's bit at [path][class] */
+  for (uint32_t q = 0; q < UOPI_FILT_PATHS; q++) {
+    uint64_t any = 0;  /* the groups that accept every class here */
+    for (uint32_t g = 0; g < f->ngroups; g++) {
+      if (gm[g][q] == ALL_CLASSES) any |= UINT64_C(1) << g;
+      else
+        for (uint64_t cm = gm[g][q]; cm; cm &= cm - 1) f->cand[q][__builtin_ctzll(cm)] |= UINT64_C(1) << g;
+    }
+    for (uint32_t cls = 0; cls < UOPI_NCLS; cls++) f->cand[q][cls] |= any;
+  }
+  /* each group's first equality (the others are left to the match); free:
+     the groups that accept every class at every path and need none */
   f->all = f->ngroups == 64 ? ~UINT64_C(0) : (UINT64_C(1) << f->ngroups) - 1;
-  /* free: groups that accept every class at every path and need no equality */
-  f->free = f->all;
-  for (uint32_t q = 0; q < UOPI_FILT_PATHS; q++)
-    for (uint32_t cls = 0; cls < UOPI_NCLS; cls++) f->free &= f->cand[q][cls];
-  for (uint32_t g = 0; g < f->ngroups; g++)
-    if (f->g[g].eqa != UOPI_NO_EQ) f->free &= ~(UINT64_C(1) << g);
-  f->pre = f->free & ~f->all;  /* the free groups below the first that is not */
+  f->free = 0;
+  for (uint32_t g = 0; g < f->ngroups; g++) {
+    uint32_t bitno = geq[g][0] ? (uint32_t)__builtin_ctzll(geq[g][0])
+                   : geq[g][1] ? 64 + (uint32_t)__builtin_ctzll(geq[g][1]) : UINT32_MAX;
+    if (bitno != UINT32_MAX) {
+      f->g[g].eqa = (uint8_t)(bitno / UOPI_FILT_PATHS);
+      f->g[g].eqb = (uint8_t)(bitno % UOPI_FILT_PATHS);
+      continue;
+    }
+    uint32_t q = 0;
+    while (q < UOPI_FILT_PATHS && gm[g][q] == ALL_CLASSES) q++;
+    if (q == UOPI_FILT_PATHS) f->free |= UINT64_C(1) << g;
+  }
+  f->pre = 0;  /* the free groups below the first that is not */
   for (uint32_t g = 0; g < f->ngroups && ((f->free >> g) & 1); g++) f->pre |= UINT64_C(1) << g;
   *out = f;
   return 1;
@@ -160,7 +173,9 @@ static int build_filter(uopc_matcher *m, int op) {
   return 1;
 }
 
-uopc_matcher *uopc_matcher_new(const uopc_rule *rules, size_t n, uopc_error *e) {
+/* uopc_matcher_new; when from is given, rule i's pattern is a copy of
+   from[i]'s (parsed before) instead of parsed from rules[i].pat. */
+static uopc_matcher *matcher_build(const uopc_rule *rules, const uopi_mrule *const *from, size_t n, uopc_error *e) {
   if (n && !rules) {
     set_err(e, UOPC_ERR_ARG, 0, "matcher: rules is NULL");
     return NULL;
@@ -184,7 +199,11 @@ uopc_matcher *uopc_matcher_new(const uopc_rule *rules, size_t n, uopc_error *e) 
       goto fail;
     }
     uopc_error pe;
-    r->pat = uopc_pattern_parse(rules[i].pat, &pe);
+    if (from) {
+      if (!(r->pat = uopi_pattern_clone(from[i]->pat))) goto oom;
+    } else {
+      r->pat = uopc_pattern_parse(rules[i].pat, &pe);
+    }
     if (!r->pat) {
       if (e) {
         *e = pe;
@@ -224,17 +243,26 @@ fail:
   return NULL;
 }
 
+uopc_matcher *uopc_matcher_new(const uopc_rule *rules, size_t n, uopc_error *e) {
+  return matcher_build(rules, NULL, n, e);
+}
+
 uopc_matcher *uopc_matcher_cat(const uopc_matcher *a, const uopc_matcher *b) {
   if (!a || !b) return NULL;
   size_t n = a->n + b->n;
   uopc_rule *rules = malloc((n ? n : 1) * sizeof *rules);
-  if (!rules) return NULL;
-  for (size_t i = 0; i < n; i++) {
-    const uopi_mrule *r = i < a->n ? &a->rules[i] : &b->rules[i - a->n];
-    rules[i] = (uopc_rule){r->pat->text, r->fn, r->name};
+  const uopi_mrule **from = malloc((n ? n : 1) * sizeof *from);
+  uopc_matcher *m = NULL;
+  if (rules && from) {
+    for (size_t i = 0; i < n; i++) {
+      const uopi_mrule *r = i < a->n ? &a->rules[i] : &b->rules[i - a->n];
+      rules[i] = (uopc_rule){r->pat->text, r->fn, r->name};
+      from[i] = r;
+    }
+    m = matcher_build(rules, from, n, NULL);  /* copies of parsed patterns: fails only when out of memory */
   }
-  uopc_matcher *m = uopc_matcher_new(rules, n, NULL);  /* parsed before: fails only when out of memory */
   free(rules);
+  free(from);
   return m;
 }
 

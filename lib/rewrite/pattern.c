@@ -381,6 +381,31 @@ fail:
   return NULL;
 }
 
+uopc_pattern *uopi_pattern_clone(const uopc_pattern *p) {
+  size_t len = strlen(p->text);
+  uopc_pattern *q = calloc(1, sizeof *q);
+  if (!q) return NULL;
+  *q = *p;
+  q->nodes = malloc(p->nnodes * sizeof *q->nodes);
+  q->names = malloc(len + 1);
+  q->text = malloc(len + 1);
+  q->lin = p->lin ? malloc((p->nlin + 1) * sizeof *q->lin) : NULL;
+  q->steps = p->lin ? malloc((size_t)p->lin[p->nlin] * sizeof *q->steps) : NULL;
+  if (!q->nodes || !q->names || !q->text || (p->lin && (!q->lin || !q->steps))) {
+    uopc_pattern_free(q);
+    return NULL;
+  }
+  memcpy(q->nodes, p->nodes, p->nnodes * sizeof *q->nodes);
+  memcpy(q->names, p->names, len + 1);
+  memcpy(q->text, p->text, len + 1);
+  for (uint32_t i = 0; i < p->nvars; i++) q->var[i] = q->names + (p->var[i] - p->names);
+  if (p->lin) {
+    memcpy(q->lin, p->lin, (p->nlin + 1) * sizeof *q->lin);
+    memcpy(q->steps, p->steps, (size_t)p->lin[p->nlin] * sizeof *q->steps);
+  }
+  return q;
+}
+
 void uopc_pattern_free(uopc_pattern *p) {
   if (!p) return;
   free(p->nodes);

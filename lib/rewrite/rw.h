@@ -101,6 +101,8 @@ UOPI_FUNC int uopi_pattern_run_search(const uopc_pattern *p, uopc_node *u, uopc_
 /* Compiles p's linear variants (p->lin, p->steps); leaves them NULL when
    there are too many.  Returns 0 when out of memory. */
 UOPI_FUNC int uopi_pattern_compile(uopc_pattern *p);
+/* A copy of a parsed pattern (NULL when out of memory). */
+UOPI_FUNC uopc_pattern *uopi_pattern_clone(const uopc_pattern *p);
 
 /* The shallow checks of a step on u: op, dtype, literal value, arity. */
 static inline double uopi_const_num(const uopc_node *u) {
