@@ -13,6 +13,10 @@
 
 #define UOPI_FUNC __attribute__((visibility("hidden"))) extern
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Bugs are not errors: an internal invariant that fails aborts with a
    location.  User input never reaches these. */
 UOPI_FUNC void uopi_die(const char *file, int line, const char *what) __attribute__((noreturn));
@@ -57,4 +61,7 @@ UOPI_FUNC uint64_t uopi_fail_count(const uopc_ctx *c);
    Returns 0 on OOM (error set). */
 UOPI_FUNC int uopi_grow(uopc_ctx *c, void **p, uint32_t *cap, uint32_t need, size_t elem);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -11,6 +11,10 @@
 
 #include "internal.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define UOPI_KERNEL_MAX_BUFS 15
 
 typedef struct uopi_kernel_ir {
@@ -27,4 +31,7 @@ UOPI_FUNC uopc_status uopi_kernel_prepare(uopc_ctx *c, uopc_node *root, uopi_ker
 /* The bit of a buffer slot in a load mask (slots >= 63 share bit 63). */
 static inline uint64_t uopi_slot_bit(int64_t slot) { return 1ull << (slot < 63 ? slot : 63); }
 
+#ifdef __cplusplus
+}
+#endif
 #endif
