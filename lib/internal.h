@@ -47,6 +47,13 @@ static inline void *uopi_table_get(const uopi_table *t, uint32_t id) {
 }
 UOPI_FUNC int uopi_table_set(uopc_ctx *c, uopi_table *t, uint32_t id, void *v); /* 0 on OOM */
 
+/* root with every node rebuilt bottom-up from its sources' entries in map;
+   a node that already has an entry is replaced by it, not rebuilt.  map ends
+   holding the result of every node walked.  When scoped, the body (src[0])
+   of a CALL is neither entered nor replaced: it is another scope (CALL
+   inlining).  NULL with the context's error on failure. */
+UOPI_FUNC uopc_node *uopi_rebuild(uopc_ctx *c, uopc_node *root, uopi_table *map, int scoped);
+
 /* ---- debug switches ------------------------------------------------------
  * Read from the context (set from UOPC_DEBUG when the context is made). */
 UOPI_FUNC FILE *uopi_trace(const uopc_ctx *c);     /* NULL: off */

@@ -12,8 +12,9 @@ typedef struct frame {
 } frame;
 
 /* Post-order walk from root, sources left to right, each node once.  When
-   skip_call_bodies, the src[0] of every CALL met is not entered (the root
-   itself is entered).  Calls visit(u, ud) in order; returns 0 on OOM. */
+   skip_call_bodies, the src[0] of every CALL met (the root too) is not
+   entered.  Calls visit(u, ud) in order; returns 0 when visit or an
+   allocation fails. */
 static int walk(uopc_ctx *c, uopc_node *root, int skip_call_bodies, int (*visit)(uopc_node *, void *),
                 void *ud) {
   uopi_table *seen = uopi_table_acquire(c);
@@ -119,37 +120,48 @@ uopc_node **uopc_call_params(uopc_ctx *c, uopc_node *body, uint32_t *n) {
   return fit(&k, n);
 }
 
+typedef struct rebuild {
+  uopc_ctx *c;
+  uopi_table *map;
+  uopc_node **buf;
+  uint32_t bcap;
+  int scoped;
+} rebuild;
+
+static int rebuild_visit(uopc_node *u, void *ud) {
+  rebuild *k = ud;
+  if (uopi_table_get(k->map, u->id)) return 1; /* given by the caller: replaced, not rebuilt */
+  if (!uopi_grow(k->c, (void **)&k->buf, &k->bcap, u->nsrc + 1, sizeof *k->buf)) return 0;
+  for (uint32_t j = 0; j < u->nsrc; j++) {
+    uopc_node *m = (k->scoped && u->op == UOPC_CALL && j == 0) ? NULL : uopi_table_get(k->map, u->src[j]->id);
+    k->buf[j] = m ? m : u->src[j];
+  }
+  uopc_node *r = uopc_replace(k->c, u, k->buf, u->nsrc);
+  return r && uopi_table_set(k->c, k->map, u->id, r);
+}
+
+uopc_node *uopi_rebuild(uopc_ctx *c, uopc_node *root, uopi_table *map, int scoped) {
+  rebuild k = {c, map, NULL, 0, scoped};
+  int ok = walk(c, root, scoped, rebuild_visit, &k);
+  uopc_mem_free(c, k.buf, (size_t)k.bcap * sizeof *k.buf);
+  return ok ? uopi_table_get(map, root->id) : NULL;
+}
+
 uopc_node *uopc_substitute(uopc_ctx *c, uopc_node *root, uopc_node *const *from, uopc_node *const *to,
                            uint32_t n) {
   if (!root) return uopc_fail(c, UOPC_ERR_ARG, "substitute: NULL root");
-  uint32_t cnt = 0;
-  uopc_node **order = uopc_toposort(c, root, &cnt);
-  if (!order) return NULL;
   uopi_table *map = uopi_table_acquire(c);
+  if (!map) return NULL;
   uopc_node *res = NULL;
-  uopc_node **buf = NULL;
-  uint32_t bcap = 0;
-  if (!map) goto out;
-  for (uint32_t i = 0; i < n; i++)
-    if (!from[i] || !to[i] || !uopi_table_set(c, map, from[i]->id, to[i])) {
-      if (!from[i] || !to[i]) uopc_fail(c, UOPC_ERR_ARG, "substitute: NULL node");
-      goto out;
+  uint32_t i = 0;
+  for (; i < n; i++) {
+    if (!from[i] || !to[i]) {
+      uopc_fail(c, UOPC_ERR_ARG, "substitute: NULL node");
+      break;
     }
-  for (uint32_t i = 0; i < cnt; i++) {
-    uopc_node *u = order[i];
-    if (uopi_table_get(map, u->id)) continue; /* replaced, not rebuilt */
-    if (!uopi_grow(c, (void **)&buf, &bcap, u->nsrc + 1, sizeof *buf)) goto out;
-    for (uint32_t j = 0; j < u->nsrc; j++) {
-      uopc_node *s = uopi_table_get(map, u->src[j]->id);
-      buf[j] = s ? s : u->src[j];
-    }
-    uopc_node *r = uopc_replace(c, u, buf, u->nsrc);
-    if (!r || !uopi_table_set(c, map, u->id, r)) goto out;
+    if (!uopi_table_set(c, map, from[i]->id, to[i])) break;
   }
-  res = uopi_table_get(map, root->id);
-out:
-  uopc_mem_free(c, buf, (size_t)bcap * sizeof *buf);
+  if (i == n) res = uopi_rebuild(c, root, map, 0);
   uopi_table_release(c, map);
-  uopc_mem_free(c, order, (size_t)cnt * sizeof *order);
   return res;
 }
