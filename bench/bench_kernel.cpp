@@ -65,8 +65,8 @@ double Median(std::vector<double> v) {
 
 // o[i] = a[i]*b[i] + a[i]; buffers o, a, b in slots 0, 1, 2 (the C loop's order).
 uopc_node *Elementwise(uopc_ctx *c, int32_t n, int64_t idx) {
-  uopc_node *O = uopc_buffer(c, 0, UOPC_F32, n), *A = uopc_buffer(c, 1, UOPC_F32, n), *B = uopc_buffer(c, 2, UOPC_F32, n);
-  uopc_node *i = uopc_range(c, uopc_const_i(c, UOPC_I32, n), idx);
+  uopc_node *O = uopc_buffer(c, 0, UOPC_DT_F32, n), *A = uopc_buffer(c, 1, UOPC_DT_F32, n), *B = uopc_buffer(c, 2, UOPC_DT_F32, n);
+  uopc_node *i = uopc_range(c, uopc_const_i(c, UOPC_DT_I32, n), idx);
   uopc_node *a = uopc_load(c, uopc_index(c, A, &i, 1)), *b = uopc_load(c, uopc_index(c, B, &i, 1));
   uopc_node *st = uopc_store(c, uopc_index(c, O, &i, 1), uopc_add(c, uopc_mul(c, a, b), a));
   uopc_node *e = uopc_end(c, st, &i, 1);
@@ -75,9 +75,9 @@ uopc_node *Elementwise(uopc_ctx *c, int32_t n, int64_t idx) {
 
 // C[i,j] += A[i,k] * B[k,j] in loops i, k, j; C (slot 0) zeroed by the caller.
 uopc_node *Matmul(uopc_ctx *c, int32_t n, int64_t idx) {
-  uopc_node *C = uopc_buffer(c, 0, UOPC_F32, n * n), *A = uopc_buffer(c, 1, UOPC_F32, n * n),
-            *B = uopc_buffer(c, 2, UOPC_F32, n * n);
-  uopc_node *N = uopc_const_i(c, UOPC_I32, n);
+  uopc_node *C = uopc_buffer(c, 0, UOPC_DT_F32, n * n), *A = uopc_buffer(c, 1, UOPC_DT_F32, n * n),
+            *B = uopc_buffer(c, 2, UOPC_DT_F32, n * n);
+  uopc_node *N = uopc_const_i(c, UOPC_DT_I32, n);
   uopc_node *i = uopc_range(c, N, idx), *k = uopc_range(c, N, idx + 1), *j = uopc_range(c, N, idx + 2);
   uopc_node *ij = uopc_add(c, uopc_mul_k(c, i, n), j), *ik = uopc_add(c, uopc_mul_k(c, i, n), k),
             *kj = uopc_add(c, uopc_mul_k(c, k, n), j);
@@ -216,9 +216,9 @@ void BM_Ew16M(benchmark::State &state) {
 // ---- the fuzzer's speed -----------------------------------------------------------
 
 const uopc_fuzz_pair kFuzzPairs[] = {
-    {UOPC_ADD, UOPC_F32, UOPC_F32},  {UOPC_MUL, UOPC_I32, UOPC_I32},  {UOPC_CMPLT, UOPC_F32, UOPC_BOOL},
-    {UOPC_MAX, UOPC_F32, UOPC_F32},  {UOPC_WHERE, UOPC_I32, UOPC_I32}, {UOPC_CAST, UOPC_I32, UOPC_F32},
-    {UOPC_ADD, UOPC_BOOL, UOPC_BOOL}, {UOPC_ADD, UOPC_F16, UOPC_F16},
+    {UOPC_OP_ADD, UOPC_DT_F32, UOPC_DT_F32},  {UOPC_OP_MUL, UOPC_DT_I32, UOPC_DT_I32},  {UOPC_OP_CMPLT, UOPC_DT_F32, UOPC_DT_BOOL},
+    {UOPC_OP_MAX, UOPC_DT_F32, UOPC_DT_F32},  {UOPC_OP_WHERE, UOPC_DT_I32, UOPC_DT_I32}, {UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32},
+    {UOPC_OP_ADD, UOPC_DT_BOOL, UOPC_DT_BOOL}, {UOPC_OP_ADD, UOPC_DT_F16, UOPC_DT_F16},
 };
 
 void BM_Fuzz(benchmark::State &state) {

@@ -56,15 +56,15 @@ uopc_matcher *make_matcher(Rules r) {
 uopc_node *build(uopc_ctx *c, Shape s) {
   if (s == kChain) {
     uopc_node *k[1000];
-    for (int i = 0; i < 1000; i++) k[i] = uopc_const_i(c, UOPC_I32, i + 1);
-    uopc_node *x = uopc_param(c, 0, UOPC_I32, nullptr, 0);
+    for (int i = 0; i < 1000; i++) k[i] = uopc_const_i(c, UOPC_DT_I32, i + 1);
+    uopc_node *x = uopc_param(c, 0, UOPC_DT_I32, nullptr, 0);
     for (int i = 0; i < 1000000 && x; i++) x = uopc_add(c, x, k[i % 1000]);
     return x;
   }
   const uint32_t leaves = 500000;
   uopc_node **level = static_cast<uopc_node **>(malloc(leaves * sizeof(uopc_node *)));
   if (!level) return nullptr;
-  for (uint32_t i = 0; i < leaves; i++) level[i] = uopc_param(c, i, UOPC_I32, nullptr, 0);
+  for (uint32_t i = 0; i < leaves; i++) level[i] = uopc_param(c, i, UOPC_DT_I32, nullptr, 0);
   uint32_t n = leaves;
   while (n > 1) {
     uint32_t m = 0;
@@ -92,7 +92,7 @@ void BM_GraphRewrite(benchmark::State &state) {
     return;
   }
   uint32_t nodes = uopc_graph_size(c, root);
-  uopc_node *want = rules == kFires ? uopc_param(c, 0, UOPC_I32, nullptr, 0) : root;
+  uopc_node *want = rules == kFires ? uopc_param(c, 0, UOPC_DT_I32, nullptr, 0) : root;
   uopc_graph_rewrite(c, root, m, nullptr, 0);  // warm up: page in the memo table
   double cpu_ns = 0;
   for (auto _ : state) {

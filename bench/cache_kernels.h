@@ -16,14 +16,14 @@
 namespace uopc_kernels {
 
 inline uopc_node *Range(uopc_ctx *c, int32_t n, int64_t idx) {
-  return uopc_range(c, uopc_const_i(c, UOPC_I32, n), idx);
+  return uopc_range(c, uopc_const_i(c, UOPC_DT_I32, n), idx);
 }
 
 inline uopc_node *At(uopc_ctx *c, uopc_node *buf, uopc_node *i) { return uopc_index(c, buf, &i, 1); }
 
 inline uopc_node *Ew(uopc_ctx *c, int32_t n) {
-  uopc_node *o = uopc_buffer(c, 0, UOPC_F32, n), *a = uopc_buffer(c, 1, UOPC_F32, n);
-  uopc_node *b = uopc_buffer(c, 2, UOPC_F32, n);
+  uopc_node *o = uopc_buffer(c, 0, UOPC_DT_F32, n), *a = uopc_buffer(c, 1, UOPC_DT_F32, n);
+  uopc_node *b = uopc_buffer(c, 2, UOPC_DT_F32, n);
   uopc_node *i = Range(c, n, 0);
   uopc_node *va = uopc_load(c, At(c, a, i)), *vb = uopc_load(c, At(c, b, i));
   uopc_node *st = uopc_store(c, At(c, o, i), uopc_add(c, uopc_mul(c, va, vb), va));
@@ -32,11 +32,11 @@ inline uopc_node *Ew(uopc_ctx *c, int32_t n) {
 }
 
 inline uopc_node *Mm(uopc_ctx *c, int32_t n) {
-  uopc_node *cb = uopc_buffer(c, 0, UOPC_F32, n * n), *a = uopc_buffer(c, 1, UOPC_F32, n * n);
-  uopc_node *b = uopc_buffer(c, 2, UOPC_F32, n * n);
+  uopc_node *cb = uopc_buffer(c, 0, UOPC_DT_F32, n * n), *a = uopc_buffer(c, 1, UOPC_DT_F32, n * n);
+  uopc_node *b = uopc_buffer(c, 2, UOPC_DT_F32, n * n);
   uopc_node *zi = Range(c, n, 0), *zj = Range(c, n, 1);
   uopc_node *zidx = uopc_add(c, uopc_mul_k(c, zi, n), zj);
-  uopc_node *zero = uopc_store(c, At(c, cb, zidx), uopc_const_f(c, UOPC_F32, 0.0));
+  uopc_node *zero = uopc_store(c, At(c, cb, zidx), uopc_const_f(c, UOPC_DT_F32, 0.0));
   uopc_node *zr[2] = {zi, zj};
   uopc_node *zend = uopc_end(c, zero, zr, 2);
   uopc_node *i = Range(c, n, 2), *k = Range(c, n, 3), *j = Range(c, n, 4);

@@ -309,7 +309,7 @@ TEST(CacheKey, SipHash128MatchesTheReferenceVectors) {
 TEST(CacheKey, EqualGraphsFromDifferentContextsShareAKey) {
   Kernel A, B;
   // B builds unrelated nodes first: other ids, other pointers
-  for (int i = 0; i < 50; i++) uopc_const_i(B.c, UOPC_I32, 1000 + i);
+  for (int i = 0; i < 50; i++) uopc_const_i(B.c, UOPC_DT_I32, 1000 + i);
   Key ka, kb;
   MakeKey(A.c, Ew(A.c, 4096), UOPI_JIT_TIER0, ka);
   MakeKey(B.c, Ew(B.c, 4096), UOPI_JIT_TIER0, kb);
@@ -328,7 +328,7 @@ TEST(CacheKey, EquivalentIndexExpressionsShareAKey) {
   uopc_error e{};
   uopc_node *seed = uopc_uir_parse_file(A.c, UOPC_SOURCE_DIR "/examples/copy_kernel.uir", &e);
   ASSERT_NE(seed, nullptr) << e.msg;
-  uopc_node *src = uopc_buffer(B.c, 0, UOPC_F32, 32), *dst = uopc_buffer(B.c, 1, UOPC_F32, 32);
+  uopc_node *src = uopc_buffer(B.c, 0, UOPC_DT_F32, 32), *dst = uopc_buffer(B.c, 1, UOPC_DT_F32, 32);
   uopc_node *i = uopc_kernels::Range(B.c, 4, 0), *j = uopc_kernels::Range(B.c, 8, 1);
   uopc_node *flat = uopc_add(B.c, uopc_mul_k(B.c, i, 8), j);
   uopc_node *st = uopc_store(B.c, uopc_kernels::At(B.c, dst, flat), uopc_load(B.c, uopc_kernels::At(B.c, src, flat)));
@@ -351,11 +351,11 @@ TEST(CacheKey, ChangesWithGraphTierAndEnvironment) {
   EXPECT_NE(Hex(base.k.hash), Hex(tier.k.hash));
   EXPECT_NE(Hex(base.k.hash), Hex(fm.k.hash));
   // a constant's bits: 0.0 and -0.0 are different kernels
-  uopc_node *o = uopc_buffer(K.c, 0, UOPC_F32, 8);
+  uopc_node *o = uopc_buffer(K.c, 0, UOPC_DT_F32, 8);
   uopc_node *i = uopc_kernels::Range(K.c, 8, 0);
   Key kp, km;
   for (double v : {0.0, -0.0}) {
-    uopc_node *st = uopc_store(K.c, uopc_kernels::At(K.c, o, i), uopc_const_f(K.c, UOPC_F32, v));
+    uopc_node *st = uopc_store(K.c, uopc_kernels::At(K.c, o, i), uopc_const_f(K.c, UOPC_DT_F32, v));
     uopc_node *e = uopc_end(K.c, st, &i, 1);
     MakeKey(K.c, uopc_sink(K.c, &e, 1), UOPI_JIT_TIER0, v == 0.0 && !std::signbit(v) ? kp : km);
   }
@@ -561,7 +561,7 @@ TEST_F(Cache, DiskHitInAWarmProcess) {
   ASSERT_EQ(uopi_kfile_decode((const uint8_t *)bytes.data(), bytes.size(), 1, &f), nullptr);
   EXPECT_EQ(f.meta.nbufs, 3u);
   EXPECT_EQ(f.meta.len[0], 4096);
-  EXPECT_EQ(f.meta.dtype[1], UOPC_F32);
+  EXPECT_EQ(f.meta.dtype[1], UOPC_DT_F32);
   EXPECT_GT(f.obj_size, f.payload_size);  // compressed
   free(f.obj);
   EXPECT_EQ(list_dir(dir_).size(), 2u);  // two entries, no temporary files

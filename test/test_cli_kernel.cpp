@@ -92,13 +92,13 @@ std::vector<float> Range32() {
 TEST(CliExec, CopyKernelCopies) {
   std::string in = Tmp("A.npy"), out = Tmp("O.npy");
   std::remove(out.c_str());
-  SaveNpy(in, UOPC_F32, Range32());
+  SaveNpy(in, UOPC_DT_F32, Range32());
   for (const char *tier : {"", " --tier=strong", " --tier fast"}) {
     CliRun r = Uopc("exec " + Q(Example("copy_kernel.uir")) + " --arg 0=" + Q(in) + " --out 1=" + Q(out) + tier);
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err, "");
     EXPECT_EQ(r.out, "");
-    EXPECT_EQ(LoadNpy<float>(out, UOPC_F32), Range32());
+    EXPECT_EQ(LoadNpy<float>(out, UOPC_DT_F32), Range32());
     std::remove(out.c_str());
   }
   std::remove(in.c_str());
@@ -135,15 +135,15 @@ const char *kAccum = R"(# O[i] = O[i] + A[i]
 TEST(CliExec, InPlaceAndZeroedOutputs) {
   std::string prog = Tmp("accum.uir"), a = Tmp("acc_a.npy"), o = Tmp("acc_o.npy");
   Spit(prog, kAccum);
-  SaveNpy(a, UOPC_I32, std::vector<int32_t>{1, -2, 3, INT32_MAX, 5});
-  SaveNpy(o, UOPC_I32, std::vector<int32_t>{10, 20, 30, 1, 50});
+  SaveNpy(a, UOPC_DT_I32, std::vector<int32_t>{1, -2, 3, INT32_MAX, 5});
+  SaveNpy(o, UOPC_DT_I32, std::vector<int32_t>{10, 20, 30, 1, 50});
   CliRun r = Uopc("exec " + Q(prog) + " --arg 0=" + Q(a) + " --arg 1=" + Q(o) + " --out 1=" + Q(o));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(LoadNpy<int32_t>(o, UOPC_I32), (std::vector<int32_t>{11, 18, 33, INT32_MIN, 55}));
+  EXPECT_EQ(LoadNpy<int32_t>(o, UOPC_DT_I32), (std::vector<int32_t>{11, 18, 33, INT32_MIN, 55}));
   std::remove(o.c_str());
   r = Uopc("exec " + Q(prog) + " --out=1=" + Q(o) + " --arg=0=" + Q(a));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(LoadNpy<int32_t>(o, UOPC_I32), (std::vector<int32_t>{1, -2, 3, INT32_MAX, 5}));
+  EXPECT_EQ(LoadNpy<int32_t>(o, UOPC_DT_I32), (std::vector<int32_t>{1, -2, 3, INT32_MAX, 5}));
   for (auto &f : {prog, a, o}) std::remove(f.c_str());
 }
 
@@ -164,11 +164,11 @@ TEST(CliExec, BoolAndF16Buffers) {
 %e = end %st, %i
 %k = sink %e
 )");
-  SaveNpy(a, UOPC_F16, std::vector<uint16_t>{0x3c00, 0x7bff, 0xc000, 0x0001});
-  SaveNpy(c, UOPC_BOOL, std::vector<uint8_t>{1, 1, 0, 1});
+  SaveNpy(a, UOPC_DT_F16, std::vector<uint16_t>{0x3c00, 0x7bff, 0xc000, 0x0001});
+  SaveNpy(c, UOPC_DT_BOOL, std::vector<uint8_t>{1, 1, 0, 1});
   CliRun r = Uopc("exec " + Q(prog) + " --arg 0=" + Q(a) + " --arg 1=" + Q(c) + " --out 2=" + Q(o));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(LoadNpy<uint16_t>(o, UOPC_F16), (std::vector<uint16_t>{0x4000, 0x7c00, 0xc000, 0x0002}));
+  EXPECT_EQ(LoadNpy<uint16_t>(o, UOPC_DT_F16), (std::vector<uint16_t>{0x4000, 0x7c00, 0xc000, 0x0002}));
   for (auto &f : {prog, a, c, o}) std::remove(f.c_str());
 }
 
@@ -177,14 +177,14 @@ TEST(CliExec, BoolAndF16Buffers) {
 TEST(CliExec, ErrorsWriteNothing) {
   std::string k = Q(Example("copy_kernel.uir"));
   std::string in = Tmp("e_in.npy"), out = Tmp("e_out.npy"), bad = Tmp("e_bad.npy");
-  SaveNpy(in, UOPC_F32, Range32());
+  SaveNpy(in, UOPC_DT_F32, Range32());
   Spit(out, "precious");
   struct Case {
     std::string args, err;
   };
-  SaveNpy(Tmp("e_short.npy"), UOPC_F32, std::vector<float>{1, 2, 3});
-  SaveNpy(Tmp("e_i32.npy"), UOPC_I32, std::vector<int32_t>(32));
-  SaveNpy(Tmp("e_2d.npy"), UOPC_F32, std::vector<float>(32), {4, 8});
+  SaveNpy(Tmp("e_short.npy"), UOPC_DT_F32, std::vector<float>{1, 2, 3});
+  SaveNpy(Tmp("e_i32.npy"), UOPC_DT_I32, std::vector<int32_t>(32));
+  SaveNpy(Tmp("e_2d.npy"), UOPC_DT_F32, std::vector<float>(32), {4, 8});
   std::string f8 = Slurp(Tmp("e_short.npy"));
   f8.replace(f8.find("'<f4'"), 5, "'<f8'");
   Spit(Tmp("e_f8.npy"), f8);
@@ -238,16 +238,16 @@ TEST(CliExec, RuntimeErrorWritesNothing) {
 %e = end %st, %i
 %k = sink %e
 )");
-  SaveNpy(idx, UOPC_I32, std::vector<int32_t>{0, 1, 4});
+  SaveNpy(idx, UOPC_DT_I32, std::vector<int32_t>{0, 1, 4});
   std::remove(o.c_str());
   CliRun r = Uopc("exec " + Q(prog) + " --arg 0=" + Q(idx) + " --out 1=" + Q(o));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, prog + ": error: kernel index out of bounds in BUFFER slot 1 (of 4 elements)\n");
   EXPECT_FALSE(Exists(o));
-  SaveNpy(idx, UOPC_I32, std::vector<int32_t>{0, 1, 3});
+  SaveNpy(idx, UOPC_DT_I32, std::vector<int32_t>{0, 1, 3});
   r = Uopc("exec " + Q(prog) + " --arg 0=" + Q(idx) + " --out 1=" + Q(o));
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(LoadNpy<float>(o, UOPC_F32), (std::vector<float>{1, 1, 0, 1}));
+  EXPECT_EQ(LoadNpy<float>(o, UOPC_DT_F32), (std::vector<float>{1, 1, 0, 1}));
   for (auto &f : {prog, idx, o}) std::remove(f.c_str());
 }
 

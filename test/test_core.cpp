@@ -28,8 +28,8 @@ std::string show(uopc_ctx *c, uopc_node *u) {
   return r;
 }
 
-uopc_node *p_i32(uopc_ctx *c, int slot) { return uopc_param(c, slot, UOPC_I32, nullptr, 0); }
-uopc_node *ci(uopc_ctx *c, int64_t v) { return uopc_const_i(c, UOPC_I32, v); }
+uopc_node *p_i32(uopc_ctx *c, int slot) { return uopc_param(c, slot, UOPC_DT_I32, nullptr, 0); }
+uopc_node *ci(uopc_ctx *c, int64_t v) { return uopc_const_i(c, UOPC_DT_I32, v); }
 
 TEST(Core, HashConsingReturnsSamePointer) {
   Ctx c;
@@ -43,13 +43,13 @@ TEST(Core, HashConsingReturnsSamePointer) {
 
 TEST(Core, ConstantKeyTellsZerosApart) {
   Ctx c;
-  uopc_node *i0 = ci(c, 0), *f0 = uopc_const_f(c, UOPC_F32, 0.0), *fm0 = uopc_const_f(c, UOPC_F32, -0.0);
-  uopc_node *b0 = uopc_const_i(c, UOPC_BOOL, 0), *h0 = uopc_const_f(c, UOPC_F16, 0.0);
+  uopc_node *i0 = ci(c, 0), *f0 = uopc_const_f(c, UOPC_DT_F32, 0.0), *fm0 = uopc_const_f(c, UOPC_DT_F32, -0.0);
+  uopc_node *b0 = uopc_const_i(c, UOPC_DT_BOOL, 0), *h0 = uopc_const_f(c, UOPC_DT_F16, 0.0);
   uopc_node *all[] = {i0, f0, fm0, b0, h0};
   for (int i = 0; i < 5; i++)
     for (int j = 0; j < 5; j++) EXPECT_EQ(i == j, all[i] == all[j]) << i << " " << j;
-  EXPECT_EQ(uopc_const_f(c, UOPC_F32, NAN), uopc_const_f(c, UOPC_F32, -NAN));
-  EXPECT_TRUE(std::isnan(uopc_const_f(c, UOPC_F32, -NAN)->arg.f));
+  EXPECT_EQ(uopc_const_f(c, UOPC_DT_F32, NAN), uopc_const_f(c, UOPC_DT_F32, -NAN));
+  EXPECT_TRUE(std::isnan(uopc_const_f(c, UOPC_DT_F32, -NAN)->arg.f));
   // ids are dense
   for (uint32_t i = 0; i < uopc_ctx_count(c); i++) EXPECT_EQ(uopc_ctx_node(c, i)->id, i);
 }
@@ -57,7 +57,7 @@ TEST(Core, ConstantKeyTellsZerosApart) {
 TEST(Core, RefusesBadNodesWithMessages) {
   Ctx c;
   int32_t s2[] = {2}, s3[] = {3};
-  uopc_node *a = uopc_param(c, 0, UOPC_F32, s2, 1), *b = uopc_param(c, 1, UOPC_F32, s3, 1);
+  uopc_node *a = uopc_param(c, 0, UOPC_DT_F32, s2, 1), *b = uopc_param(c, 1, UOPC_DT_F32, s3, 1);
   EXPECT_EQ(uopc_add(c, a, b), nullptr);
   EXPECT_EQ(c.err(), "ADD shape mismatch (2,) vs (3,)");
   EXPECT_EQ(uopc_ctx_error(c)->code, UOPC_ERR_TYPE);
@@ -67,10 +67,10 @@ TEST(Core, RefusesBadNodesWithMessages) {
   EXPECT_EQ(c.err(), "ADD shape mismatch (2,) vs (3,)");
   EXPECT_EQ(uopc_ctx_count(c), n);  // nothing half-built
   uopc_ctx_clear_error(c);
-  EXPECT_EQ(uopc_add(c, p_i32(c, 0), uopc_const_f(c, UOPC_F32, 1.0)), nullptr);
+  EXPECT_EQ(uopc_add(c, p_i32(c, 0), uopc_const_f(c, UOPC_DT_F32, 1.0)), nullptr);
   EXPECT_EQ(c.err(), "ADD dtype mismatch i32 vs f32");
   uopc_ctx_clear_error(c);
-  EXPECT_EQ(uopc_idiv(c, uopc_const_f(c, UOPC_F32, 1.0), uopc_const_f(c, UOPC_F32, 2.0)), nullptr);
+  EXPECT_EQ(uopc_idiv(c, uopc_const_f(c, UOPC_DT_F32, 1.0), uopc_const_f(c, UOPC_DT_F32, 2.0)), nullptr);
   EXPECT_EQ(c.err(), "FLOORDIV needs i32, got f32");
   uopc_ctx_clear_error(c);
   EXPECT_EQ(uopc_where(c, p_i32(c, 0), ci(c, 1), ci(c, 2)), nullptr);
@@ -86,14 +86,14 @@ TEST(Core, RefusesBadNodesWithMessages) {
   int32_t perm[] = {1};
   EXPECT_EQ(uopc_permute(c, a, perm, 1), nullptr);
   uopc_ctx_clear_error(c);
-  EXPECT_EQ(uopc_reduce(c, a, UOPC_ADD, 2), nullptr);
+  EXPECT_EQ(uopc_reduce(c, a, UOPC_OP_ADD, 2), nullptr);
   uopc_ctx_clear_error(c);
-  EXPECT_EQ(uopc_const_i(c, UOPC_I32, 3000000000LL), nullptr);
+  EXPECT_EQ(uopc_const_i(c, UOPC_DT_I32, 3000000000LL), nullptr);
   uopc_ctx_clear_error(c);
   int32_t zero[] = {0};
-  EXPECT_EQ(uopc_param(c, 0, UOPC_F32, zero, 1), nullptr);
+  EXPECT_EQ(uopc_param(c, 0, UOPC_DT_F32, zero, 1), nullptr);
   uopc_ctx_clear_error(c);
-  uopc_node *buf = uopc_buffer(c, 0, UOPC_F32, 4);
+  uopc_node *buf = uopc_buffer(c, 0, UOPC_DT_F32, 4);
   uopc_node *i0 = ci(c, 0);
   uopc_node *addr = uopc_index(c, buf, &i0, 1);
   ASSERT_NE(addr, nullptr);
@@ -106,17 +106,17 @@ TEST(Core, RefusesBadNodesWithMessages) {
 TEST(Core, ShapesInferred) {
   Ctx c;
   int32_t s23[] = {2, 3};
-  uopc_node *x = uopc_param(c, 0, UOPC_F32, s23, 2);
+  uopc_node *x = uopc_param(c, 0, UOPC_DT_F32, s23, 2);
   uopc_node *m = uopc_mul_k(c, x, 2.0);  // broadcast sugar
   ASSERT_NE(m, nullptr) << c.err();
   EXPECT_EQ(m->ndim, 2);
-  EXPECT_EQ(m->src[1]->op, UOPC_EXPAND);
-  EXPECT_EQ(m->src[1]->src[0]->op, UOPC_RESHAPE);
+  EXPECT_EQ(m->src[1]->op, UOPC_OP_EXPAND);
+  EXPECT_EQ(m->src[1]->src[0]->op, UOPC_OP_RESHAPE);
   int32_t p10[] = {1, 0};
   uopc_node *t = uopc_permute(c, m, p10, 2);
   EXPECT_EQ(t->shape[0], 3);
   EXPECT_EQ(t->shape[1], 2);
-  uopc_node *r = uopc_reduce(c, t, UOPC_ADD, 1);
+  uopc_node *r = uopc_reduce(c, t, UOPC_OP_ADD, 1);
   EXPECT_EQ(r->ndim, 1);
   EXPECT_EQ(r->shape[0], 3);
   uopc_node *st[] = {ci(c, 1), ci(c, 2), ci(c, 3)};
@@ -125,7 +125,7 @@ TEST(Core, ShapesInferred) {
   uopc_node *two = ci(c, 2);
   uopc_node *e = uopc_index(c, s, &two, 1);
   EXPECT_EQ(e->ndim, 0);
-  EXPECT_EQ(e->dtype, UOPC_I32);
+  EXPECT_EQ(e->dtype, UOPC_DT_I32);
 }
 
 TEST(Core, ToposortOrderAndNoRecursion) {
@@ -180,10 +180,10 @@ TEST(Core, SubstituteAndShow) {
   EXPECT_EQ(r, uopc_add(c, uopc_mul(c, y, ci(c, 3)), y));
   EXPECT_EQ(show(c, uopc_neg(c, x)), "mul(p0, -1)");
   EXPECT_EQ(show(c, uopc_sub(c, x, y)), "add(p0, mul(p1, -1))");
-  EXPECT_EQ(show(c, uopc_cast(c, uopc_lt(c, x, y), UOPC_F32)), "cast(cmplt(p0, p1), f32)");
-  EXPECT_EQ(show(c, uopc_const_f(c, UOPC_F32, 2.0)), "2.0");
-  EXPECT_EQ(show(c, uopc_const_i(c, UOPC_BOOL, 1)), "True");
-  uopc_node *k = uopc_const_f(c, UOPC_F32, 2.0);
+  EXPECT_EQ(show(c, uopc_cast(c, uopc_lt(c, x, y), UOPC_DT_F32)), "cast(cmplt(p0, p1), f32)");
+  EXPECT_EQ(show(c, uopc_const_f(c, UOPC_DT_F32, 2.0)), "2.0");
+  EXPECT_EQ(show(c, uopc_const_i(c, UOPC_DT_BOOL, 1)), "True");
+  uopc_node *k = uopc_const_f(c, UOPC_DT_F32, 2.0);
   int32_t s11[] = {1, 1};
   EXPECT_EQ(show(c, uopc_reshape(c, k, s11, 2)), "reshape(2.0, (1, 1))");
   char *s = uopc_show(c, uopc_add(c, uopc_add(c, x, x), x), 8);

@@ -66,10 +66,10 @@ double fl(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, std::initializer_list<u
   EXPECT_EQ(r.v.i, 0) << "unused field of a float result";
   return r.v.f;
 }
-double f32(uopc_op op, double a, double b) { return fl(op, UOPC_F32, UOPC_F32, {F(a), F(b)}); }
-double f32u(uopc_op op, double a) { return fl(op, UOPC_F32, UOPC_F32, {F(a)}); }
-double f16(uopc_op op, double a, double b) { return fl(op, UOPC_F16, UOPC_F16, {F(a), F(b)}); }
-double f16u(uopc_op op, double a) { return fl(op, UOPC_F16, UOPC_F16, {F(a)}); }
+double f32(uopc_op op, double a, double b) { return fl(op, UOPC_DT_F32, UOPC_DT_F32, {F(a), F(b)}); }
+double f32u(uopc_op op, double a) { return fl(op, UOPC_DT_F32, UOPC_DT_F32, {F(a)}); }
+double f16(uopc_op op, double a, double b) { return fl(op, UOPC_DT_F16, UOPC_DT_F16, {F(a), F(b)}); }
+double f16u(uopc_op op, double a) { return fl(op, UOPC_DT_F16, UOPC_DT_F16, {F(a)}); }
 
 // An integer (bool or i32) result of exec_alu.
 int64_t in(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, std::initializer_list<uopc_val> args) {
@@ -78,7 +78,7 @@ int64_t in(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, std::initializer_list<
   EXPECT_EQ(bits(r.v.f), 0u) << "unused field of an integer result";
   return r.v.i;
 }
-int64_t i32(uopc_op op, int64_t a, int64_t b) { return in(op, UOPC_I32, UOPC_I32, {I(a), I(b)}); }
+int64_t i32(uopc_op op, int64_t a, int64_t b) { return in(op, UOPC_DT_I32, UOPC_DT_I32, {I(a), I(b)}); }
 
 bool refused(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, std::initializer_list<uopc_val> args) {
   Res r = run(op, out_t, in_t, args);
@@ -90,111 +90,111 @@ const int64_t kMin = INT32_MIN, kMax = INT32_MAX;
 // ---- chapter 3.2: every printed example ----------------------------------
 
 TEST(ExecAluSeed, Section32Examples) {
-  EXPECT_EQ(i32(UOPC_FLOORDIV, -7, 2), -4);
-  EXPECT_EQ(i32(UOPC_FLOORMOD, -7, 2), 1);
-  EXPECT_EQ(i32(UOPC_ADD, kMax, 1), kMin);
-  EXPECT_EQ(i32(UOPC_MUL, 65536, 65536), 0);
-  EXPECT_TRUE(Same(0.30000001192092896, f32(UOPC_ADD, 0.1, 0.2)));
-  EXPECT_TRUE(Same(16777216.0, f32(UOPC_ADD, 16777216.0, 1.0)));
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_F32, {F(-2.7)}), -2);
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F32, {F(kInf)}));
-  EXPECT_TRUE(std::isnan(f32(UOPC_MUL, kInf, 0.0)));
-  EXPECT_TRUE(Same(-kInf, f32u(UOPC_RECIP, -0.0)));
-  EXPECT_TRUE(refused(UOPC_FLOORDIV, UOPC_I32, UOPC_I32, {I(5), I(0)}));
-  EXPECT_EQ(in(UOPC_CMPLT, UOPC_BOOL, UOPC_I32, {I(3), I(4)}), 1);
+  EXPECT_EQ(i32(UOPC_OP_FLOORDIV, -7, 2), -4);
+  EXPECT_EQ(i32(UOPC_OP_FLOORMOD, -7, 2), 1);
+  EXPECT_EQ(i32(UOPC_OP_ADD, kMax, 1), kMin);
+  EXPECT_EQ(i32(UOPC_OP_MUL, 65536, 65536), 0);
+  EXPECT_TRUE(Same(0.30000001192092896, f32(UOPC_OP_ADD, 0.1, 0.2)));
+  EXPECT_TRUE(Same(16777216.0, f32(UOPC_OP_ADD, 16777216.0, 1.0)));
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(-2.7)}), -2);
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(kInf)}));
+  EXPECT_TRUE(std::isnan(f32(UOPC_OP_MUL, kInf, 0.0)));
+  EXPECT_TRUE(Same(-kInf, f32u(UOPC_OP_RECIP, -0.0)));
+  EXPECT_TRUE(refused(UOPC_OP_FLOORDIV, UOPC_DT_I32, UOPC_DT_I32, {I(5), I(0)}));
+  EXPECT_EQ(in(UOPC_OP_CMPLT, UOPC_DT_BOOL, UOPC_DT_I32, {I(3), I(4)}), 1);
 }
 
 TEST(ExecAluSeed, Exercise10EdgeCases) {
-  EXPECT_TRUE(Same(kInf, f32u(UOPC_RECIP, 0.0)));
-  EXPECT_TRUE(Same(-kInf, f32u(UOPC_LOG2, 0.0)));
-  EXPECT_TRUE(std::isnan(f32u(UOPC_SQRT, -1.0)));
-  EXPECT_EQ(in(UOPC_CAST, UOPC_BOOL, UOPC_F32, {F(0.5)}), 1);
-  EXPECT_EQ(i32(UOPC_FLOORMOD, 7, -2), -1);
+  EXPECT_TRUE(Same(kInf, f32u(UOPC_OP_RECIP, 0.0)));
+  EXPECT_TRUE(Same(-kInf, f32u(UOPC_OP_LOG2, 0.0)));
+  EXPECT_TRUE(std::isnan(f32u(UOPC_OP_SQRT, -1.0)));
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_BOOL, UOPC_DT_F32, {F(0.5)}), 1);
+  EXPECT_EQ(i32(UOPC_OP_FLOORMOD, 7, -2), -1);
 }
 
 TEST(ExecAluSeed, PitfallRoundInputs) {
   // The f32 constant 16777217.0 is 16777216.0f in C.
-  EXPECT_TRUE(Same(16777218.0, f32(UOPC_ADD, 16777217.0, 2.0)));
+  EXPECT_TRUE(Same(16777218.0, f32(UOPC_OP_ADD, 16777217.0, 2.0)));
 }
 
 TEST(ExecAluSeed, PitfallIntMinDivMinusOne) {
-  EXPECT_TRUE(refused(UOPC_FLOORDIV, UOPC_I32, UOPC_I32, {I(kMin), I(-1)}));
-  EXPECT_EQ(i32(UOPC_FLOORDIV, kMin, 1), kMin);
-  EXPECT_EQ(i32(UOPC_FLOORDIV, kMin + 1, -1), kMax);
+  EXPECT_TRUE(refused(UOPC_OP_FLOORDIV, UOPC_DT_I32, UOPC_DT_I32, {I(kMin), I(-1)}));
+  EXPECT_EQ(i32(UOPC_OP_FLOORDIV, kMin, 1), kMin);
+  EXPECT_EQ(i32(UOPC_OP_FLOORDIV, kMin + 1, -1), kMax);
 }
 
 // ---- the seed's gaps (issue 3), each with the fixed answer ----------------
 
 TEST(ExecAluSeedGap, F32OverflowIsInf) {
-  EXPECT_TRUE(Same(kInf, f32(UOPC_ADD, 3e38, 3e38)));
-  EXPECT_TRUE(Same(-kInf, f32(UOPC_MUL, -1e30, 1e30)));
-  EXPECT_TRUE(Same(kInf, f32u(UOPC_EXP2, 128.0)));
-  EXPECT_TRUE(Same(kInf, f32u(UOPC_RECIP, 1e-45)));   // input rounds to 2^-149; 2^149 overflows
+  EXPECT_TRUE(Same(kInf, f32(UOPC_OP_ADD, 3e38, 3e38)));
+  EXPECT_TRUE(Same(-kInf, f32(UOPC_OP_MUL, -1e30, 1e30)));
+  EXPECT_TRUE(Same(kInf, f32u(UOPC_OP_EXP2, 128.0)));
+  EXPECT_TRUE(Same(kInf, f32u(UOPC_OP_RECIP, 1e-45)));   // input rounds to 2^-149; 2^149 overflows
   // An input beyond f32 is inf too (the C literal 1e39f is inf).
-  EXPECT_TRUE(Same(kInf, f32(UOPC_ADD, 1e39, 0.0)));
+  EXPECT_TRUE(Same(kInf, f32(UOPC_OP_ADD, 1e39, 0.0)));
 }
 
 TEST(ExecAluSeedGap, F16ResultAtOrAbove65520IsInf) {
-  EXPECT_TRUE(Same(kInf, f16(UOPC_ADD, 60000.0, 60000.0)));   // the seed: 120000.0
-  EXPECT_TRUE(Same(kInf, f16(UOPC_ADD, 65504.0, 16.0)));      // 65520: the tie goes to inf
-  EXPECT_TRUE(Same(65504.0, f16(UOPC_ADD, 65504.0, 8.0)));
-  EXPECT_TRUE(Same(-kInf, f16(UOPC_MUL, -300.0, 300.0)));
+  EXPECT_TRUE(Same(kInf, f16(UOPC_OP_ADD, 60000.0, 60000.0)));   // the seed: 120000.0
+  EXPECT_TRUE(Same(kInf, f16(UOPC_OP_ADD, 65504.0, 16.0)));      // 65520: the tie goes to inf
+  EXPECT_TRUE(Same(65504.0, f16(UOPC_OP_ADD, 65504.0, 8.0)));
+  EXPECT_TRUE(Same(-kInf, f16(UOPC_OP_MUL, -300.0, 300.0)));
 }
 
 TEST(ExecAluSeedGap, Exp2NanIsNan) {
-  EXPECT_TRUE(std::isnan(f32u(UOPC_EXP2, kNan)));   // the seed: inf
-  EXPECT_TRUE(std::isnan(f16u(UOPC_EXP2, kNan)));
+  EXPECT_TRUE(std::isnan(f32u(UOPC_OP_EXP2, kNan)));   // the seed: inf
+  EXPECT_TRUE(std::isnan(f16u(UOPC_OP_EXP2, kNan)));
 }
 
 TEST(ExecAluSeedGap, IntMinModMinusOneRefused) {
-  EXPECT_TRUE(refused(UOPC_FLOORMOD, UOPC_I32, UOPC_I32, {I(kMin), I(-1)}));   // the seed: 0
-  EXPECT_TRUE(refused(UOPC_FLOORMOD, UOPC_I32, UOPC_I32, {I(5), I(0)}));
-  EXPECT_EQ(i32(UOPC_FLOORMOD, kMin, 1), 0);
-  EXPECT_EQ(i32(UOPC_FLOORMOD, kMin + 1, -1), 0);
+  EXPECT_TRUE(refused(UOPC_OP_FLOORMOD, UOPC_DT_I32, UOPC_DT_I32, {I(kMin), I(-1)}));   // the seed: 0
+  EXPECT_TRUE(refused(UOPC_OP_FLOORMOD, UOPC_DT_I32, UOPC_DT_I32, {I(5), I(0)}));
+  EXPECT_EQ(i32(UOPC_OP_FLOORMOD, kMin, 1), 0);
+  EXPECT_EQ(i32(UOPC_OP_FLOORMOD, kMin + 1, -1), 0);
 }
 
 TEST(ExecAluSeedGap, OutOfRangeCastToI32Refused) {
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F32, {F(3000000000.0)}));   // the seed: -1294967296
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F32, {F(-3000000000.0)}));
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(3000000000.0)}));   // the seed: -1294967296
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(-3000000000.0)}));
   // 2147483647.0 is 2^31 in f32: out of range.
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F32, {F(2147483647.0)}));
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F32, {F(2147483647.5)}));
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F32, {F(-2147483904.0)}));   // next f32 below -2^31
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_F32, {F(-2147483648.0)}), kMin);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_F32, {F(-2147483648.9)}), kMin);   // rounds/truncates to -2^31
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_F32, {F(2147483520.0)}), 2147483520);   // largest f32 < 2^31
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F32, {F(-kInf)}));
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F32, {F(kNan)}));
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F16, {F(kInf)}));
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F16, {F(70000.0)}));   // inf in f16
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F16, {F(kNan)}));
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(2147483647.0)}));
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(2147483647.5)}));
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(-2147483904.0)}));   // next f32 below -2^31
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(-2147483648.0)}), kMin);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(-2147483648.9)}), kMin);   // rounds/truncates to -2^31
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(2147483520.0)}), 2147483520);   // largest f32 < 2^31
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(-kInf)}));
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(kNan)}));
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F16, {F(kInf)}));
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F16, {F(70000.0)}));   // inf in f16
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F16, {F(kNan)}));
 }
 
 TEST(ExecAluSeedGap, ComparisonsAndCastsRoundF32Inputs) {
-  EXPECT_EQ(in(UOPC_CMPLT, UOPC_BOOL, UOPC_F32, {F(16777216.0), F(16777217.0)}), 0);   // seed: True
-  EXPECT_EQ(in(UOPC_CMPNE, UOPC_BOOL, UOPC_F32, {F(16777216.0), F(16777217.0)}), 0);
-  EXPECT_EQ(in(UOPC_CMPNE, UOPC_BOOL, UOPC_F16, {F(2048.0), F(2049.0)}), 0);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_F32, {F(16777217.0)}), 16777216);
-  EXPECT_TRUE(Same(0.10000000149011612, fl(UOPC_CAST, UOPC_F32, UOPC_F32, {F(0.1)})));
+  EXPECT_EQ(in(UOPC_OP_CMPLT, UOPC_DT_BOOL, UOPC_DT_F32, {F(16777216.0), F(16777217.0)}), 0);   // seed: True
+  EXPECT_EQ(in(UOPC_OP_CMPNE, UOPC_DT_BOOL, UOPC_DT_F32, {F(16777216.0), F(16777217.0)}), 0);
+  EXPECT_EQ(in(UOPC_OP_CMPNE, UOPC_DT_BOOL, UOPC_DT_F16, {F(2048.0), F(2049.0)}), 0);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(16777217.0)}), 16777216);
+  EXPECT_TRUE(Same(0.10000000149011612, fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_F32, {F(0.1)})));
   // f32 -> f16 starts from the f32 value: 1 + 2^-11 + 2^-40 is 1 + 2^-11 in f32, a tie.
-  EXPECT_TRUE(Same(1.0, fl(UOPC_CAST, UOPC_F16, UOPC_F32, {F(1.0 + 0x1p-11 + 0x1p-40)})));
-  EXPECT_EQ(in(UOPC_CAST, UOPC_BOOL, UOPC_F32, {F(1e-50)}), 0);   // 0.0f
-  EXPECT_EQ(in(UOPC_CAST, UOPC_BOOL, UOPC_F16, {F(1e-8)}), 0);    // 0 in f16
+  EXPECT_TRUE(Same(1.0, fl(UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_F32, {F(1.0 + 0x1p-11 + 0x1p-40)})));
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_BOOL, UOPC_DT_F32, {F(1e-50)}), 0);   // 0.0f
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_BOOL, UOPC_DT_F16, {F(1e-8)}), 0);    // 0 in f16
 }
 
 TEST(ExecAluSeedGap, MaxIsNotCommutativeForFloats) {
   // max(a, b) = b if b > a else a, on the rounded inputs.
-  for (uopc_dtype t : {UOPC_F32, UOPC_F16}) {
-    EXPECT_TRUE(Same(1.0, fl(UOPC_MAX, t, t, {F(1.0), F(kNan)})));
-    EXPECT_TRUE(std::isnan(fl(UOPC_MAX, t, t, {F(kNan), F(1.0)})));
-    EXPECT_TRUE(Same(0.0, fl(UOPC_MAX, t, t, {F(0.0), F(-0.0)})));
-    EXPECT_TRUE(Same(-0.0, fl(UOPC_MAX, t, t, {F(-0.0), F(0.0)})));
-    EXPECT_TRUE(Same(2.0, fl(UOPC_MAX, t, t, {F(-kInf), F(2.0)})));
+  for (uopc_dtype t : {UOPC_DT_F32, UOPC_DT_F16}) {
+    EXPECT_TRUE(Same(1.0, fl(UOPC_OP_MAX, t, t, {F(1.0), F(kNan)})));
+    EXPECT_TRUE(std::isnan(fl(UOPC_OP_MAX, t, t, {F(kNan), F(1.0)})));
+    EXPECT_TRUE(Same(0.0, fl(UOPC_OP_MAX, t, t, {F(0.0), F(-0.0)})));
+    EXPECT_TRUE(Same(-0.0, fl(UOPC_OP_MAX, t, t, {F(-0.0), F(0.0)})));
+    EXPECT_TRUE(Same(2.0, fl(UOPC_OP_MAX, t, t, {F(-kInf), F(2.0)})));
   }
   // i32 and bool max are commutative (the canonical swap is sound there).
-  EXPECT_EQ(i32(UOPC_MAX, -5, 3), 3);
-  EXPECT_EQ(i32(UOPC_MAX, 3, -5), 3);
-  EXPECT_EQ(i32(UOPC_MAX, kMin, kMax), kMax);
+  EXPECT_EQ(i32(UOPC_OP_MAX, -5, 3), 3);
+  EXPECT_EQ(i32(UOPC_OP_MAX, 3, -5), 3);
+  EXPECT_EQ(i32(UOPC_OP_MAX, kMin, kMax), kMax);
 }
 
 TEST(ExecAluSeedGap, TranscendentalsAreDoubleLibmRounded) {
@@ -202,13 +202,13 @@ TEST(ExecAluSeedGap, TranscendentalsAreDoubleLibmRounded) {
   for (int k = 0; k < 20000; k++) {
     float x32 = std::uniform_real_distribution<float>(-200.0f, 200.0f)(rng);
     double x = x32;
-    EXPECT_TRUE(Same(uopc_round_f32(std::exp2(x)), f32u(UOPC_EXP2, x)));
-    EXPECT_TRUE(Same(uopc_round_f32(std::log2(x)), f32u(UOPC_LOG2, x)));
-    EXPECT_TRUE(Same(uopc_round_f32(std::sin(x)), f32u(UOPC_SIN, x)));
+    EXPECT_TRUE(Same(uopc_round_f32(std::exp2(x)), f32u(UOPC_OP_EXP2, x)));
+    EXPECT_TRUE(Same(uopc_round_f32(std::log2(x)), f32u(UOPC_OP_LOG2, x)));
+    EXPECT_TRUE(Same(uopc_round_f32(std::sin(x)), f32u(UOPC_OP_SIN, x)));
     double h = uopc_round_f16(x / 8);
-    EXPECT_TRUE(Same(uopc_round_f16(std::exp2(h)), f16u(UOPC_EXP2, x / 8)));
-    EXPECT_TRUE(Same(uopc_round_f16(std::log2(h)), f16u(UOPC_LOG2, x / 8)));
-    EXPECT_TRUE(Same(uopc_round_f16(std::sin(h)), f16u(UOPC_SIN, x / 8)));
+    EXPECT_TRUE(Same(uopc_round_f16(std::exp2(h)), f16u(UOPC_OP_EXP2, x / 8)));
+    EXPECT_TRUE(Same(uopc_round_f16(std::log2(h)), f16u(UOPC_OP_LOG2, x / 8)));
+    EXPECT_TRUE(Same(uopc_round_f16(std::sin(h)), f16u(UOPC_OP_SIN, x / 8)));
   }
 }
 
@@ -217,36 +217,36 @@ TEST(ExecAluSeedGap, TranscendentalsAreDoubleLibmRounded) {
 TEST(ExecAluBool, Ops) {
   for (int a = 0; a < 2; a++)
     for (int b = 0; b < 2; b++) {
-      EXPECT_EQ(in(UOPC_ADD, UOPC_BOOL, UOPC_BOOL, {I(a), I(b)}), a | b);
-      EXPECT_EQ(in(UOPC_MUL, UOPC_BOOL, UOPC_BOOL, {I(a), I(b)}), a & b);
-      EXPECT_EQ(in(UOPC_MAX, UOPC_BOOL, UOPC_BOOL, {I(a), I(b)}), a | b);
-      EXPECT_EQ(in(UOPC_CMPLT, UOPC_BOOL, UOPC_BOOL, {I(a), I(b)}), a < b);
-      EXPECT_EQ(in(UOPC_CMPNE, UOPC_BOOL, UOPC_BOOL, {I(a), I(b)}), a != b);
-      EXPECT_EQ(in(UOPC_WHERE, UOPC_BOOL, UOPC_BOOL, {I(1), I(a), I(b)}), a);
-      EXPECT_EQ(in(UOPC_WHERE, UOPC_BOOL, UOPC_BOOL, {I(0), I(a), I(b)}), b);
+      EXPECT_EQ(in(UOPC_OP_ADD, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(a), I(b)}), a | b);
+      EXPECT_EQ(in(UOPC_OP_MUL, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(a), I(b)}), a & b);
+      EXPECT_EQ(in(UOPC_OP_MAX, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(a), I(b)}), a | b);
+      EXPECT_EQ(in(UOPC_OP_CMPLT, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(a), I(b)}), a < b);
+      EXPECT_EQ(in(UOPC_OP_CMPNE, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(a), I(b)}), a != b);
+      EXPECT_EQ(in(UOPC_OP_WHERE, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(1), I(a), I(b)}), a);
+      EXPECT_EQ(in(UOPC_OP_WHERE, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(0), I(a), I(b)}), b);
     }
   // Any nonzero i reads as True; results are 0/1.
-  EXPECT_EQ(in(UOPC_ADD, UOPC_BOOL, UOPC_BOOL, {I(2), I(0)}), 1);
-  EXPECT_EQ(in(UOPC_MUL, UOPC_BOOL, UOPC_BOOL, {I(2), I(4)}), 1);
-  EXPECT_EQ(in(UOPC_CMPNE, UOPC_BOOL, UOPC_BOOL, {I(2), I(1)}), 0);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_BOOL, {I(-7)}), 1);
+  EXPECT_EQ(in(UOPC_OP_ADD, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(2), I(0)}), 1);
+  EXPECT_EQ(in(UOPC_OP_MUL, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(2), I(4)}), 1);
+  EXPECT_EQ(in(UOPC_OP_CMPNE, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(2), I(1)}), 0);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_BOOL, {I(-7)}), 1);
 }
 
 TEST(ExecAluI32, WrapAndCompare) {
-  EXPECT_EQ(i32(UOPC_ADD, kMin, -1), kMax);
-  EXPECT_EQ(i32(UOPC_ADD, kMin, kMin), 0);
-  EXPECT_EQ(i32(UOPC_MUL, kMin, -1), kMin);
-  EXPECT_EQ(i32(UOPC_MUL, kMin, kMin), 0);
-  EXPECT_EQ(i32(UOPC_MUL, kMax, kMax), 1);
-  EXPECT_EQ(i32(UOPC_MUL, 46341, 46341), -2147479015);
+  EXPECT_EQ(i32(UOPC_OP_ADD, kMin, -1), kMax);
+  EXPECT_EQ(i32(UOPC_OP_ADD, kMin, kMin), 0);
+  EXPECT_EQ(i32(UOPC_OP_MUL, kMin, -1), kMin);
+  EXPECT_EQ(i32(UOPC_OP_MUL, kMin, kMin), 0);
+  EXPECT_EQ(i32(UOPC_OP_MUL, kMax, kMax), 1);
+  EXPECT_EQ(i32(UOPC_OP_MUL, 46341, 46341), -2147479015);
   // Inputs are wrapped to i32 first.
-  EXPECT_EQ(i32(UOPC_ADD, (int64_t)1 << 32, 5), 5);
-  EXPECT_EQ(i32(UOPC_ADD, (int64_t)kMax + 1, 0), kMin);
-  EXPECT_EQ(in(UOPC_CMPLT, UOPC_BOOL, UOPC_I32, {I(kMin), I(kMax)}), 1);
-  EXPECT_EQ(in(UOPC_CMPLT, UOPC_BOOL, UOPC_I32, {I(4), I(3)}), 0);
-  EXPECT_EQ(in(UOPC_CMPNE, UOPC_BOOL, UOPC_I32, {I(4), I(3)}), 1);
-  EXPECT_EQ(in(UOPC_WHERE, UOPC_I32, UOPC_I32, {I(1), I(-4), I(3)}), -4);
-  EXPECT_EQ(in(UOPC_WHERE, UOPC_I32, UOPC_I32, {I(0), I(-4), I(3)}), 3);
+  EXPECT_EQ(i32(UOPC_OP_ADD, (int64_t)1 << 32, 5), 5);
+  EXPECT_EQ(i32(UOPC_OP_ADD, (int64_t)kMax + 1, 0), kMin);
+  EXPECT_EQ(in(UOPC_OP_CMPLT, UOPC_DT_BOOL, UOPC_DT_I32, {I(kMin), I(kMax)}), 1);
+  EXPECT_EQ(in(UOPC_OP_CMPLT, UOPC_DT_BOOL, UOPC_DT_I32, {I(4), I(3)}), 0);
+  EXPECT_EQ(in(UOPC_OP_CMPNE, UOPC_DT_BOOL, UOPC_DT_I32, {I(4), I(3)}), 1);
+  EXPECT_EQ(in(UOPC_OP_WHERE, UOPC_DT_I32, UOPC_DT_I32, {I(1), I(-4), I(3)}), -4);
+  EXPECT_EQ(in(UOPC_OP_WHERE, UOPC_DT_I32, UOPC_DT_I32, {I(0), I(-4), I(3)}), 3);
 }
 
 TEST(ExecAluI32, FloorDivMod) {
@@ -257,134 +257,134 @@ TEST(ExecAluI32, FloorDivMod) {
                {kMin, 2, -1073741824, 0}, {kMin, 3, -715827883, 1}, {kMax, -1, -kMax, 0},
                {kMax, kMin, -1, -1}, {kMin, kMax, -2, 2147483646}, {1, kMin, -1, kMin + 1}};
   for (const Case &c : cases) {
-    EXPECT_EQ(i32(UOPC_FLOORDIV, c.a, c.b), c.q) << c.a << " // " << c.b;
-    EXPECT_EQ(i32(UOPC_FLOORMOD, c.a, c.b), c.r) << c.a << " % " << c.b;
+    EXPECT_EQ(i32(UOPC_OP_FLOORDIV, c.a, c.b), c.q) << c.a << " // " << c.b;
+    EXPECT_EQ(i32(UOPC_OP_FLOORMOD, c.a, c.b), c.r) << c.a << " % " << c.b;
   }
-  EXPECT_TRUE(refused(UOPC_FLOORDIV, UOPC_I32, UOPC_I32, {I(0), I(0)}));
-  EXPECT_TRUE(refused(UOPC_FLOORMOD, UOPC_I32, UOPC_I32, {I(kMin), I(0)}));
+  EXPECT_TRUE(refused(UOPC_OP_FLOORDIV, UOPC_DT_I32, UOPC_DT_I32, {I(0), I(0)}));
+  EXPECT_TRUE(refused(UOPC_OP_FLOORMOD, UOPC_DT_I32, UOPC_DT_I32, {I(kMin), I(0)}));
   // Operands are wrapped first: 2^32 is 0.
-  EXPECT_TRUE(refused(UOPC_FLOORDIV, UOPC_I32, UOPC_I32, {I(7), I((int64_t)1 << 32)}));
+  EXPECT_TRUE(refused(UOPC_OP_FLOORDIV, UOPC_DT_I32, UOPC_DT_I32, {I(7), I((int64_t)1 << 32)}));
 }
 
 TEST(ExecAluFloat, Unary) {
-  EXPECT_TRUE(Same(-0.0, f32u(UOPC_SQRT, -0.0)));
-  EXPECT_TRUE(Same(-0.0, f16u(UOPC_SQRT, -0.0)));
-  EXPECT_TRUE(Same(kInf, f32u(UOPC_SQRT, kInf)));
-  EXPECT_TRUE(std::isnan(f32u(UOPC_SQRT, -kInf)));
-  EXPECT_TRUE(Same(1.4142135381698608, f32u(UOPC_SQRT, 2.0)));
-  EXPECT_TRUE(Same(1.4140625, f16u(UOPC_SQRT, 2.0)));
-  EXPECT_TRUE(Same(0.3333333432674408, f32u(UOPC_RECIP, 3.0)));
-  EXPECT_TRUE(Same(0.333251953125, f16u(UOPC_RECIP, 3.0)));
-  EXPECT_TRUE(Same(kInf, f16u(UOPC_RECIP, 0.0)));
-  EXPECT_TRUE(Same(-kInf, f16u(UOPC_RECIP, -1e-9)));   // input rounds to -0.0 in f16
-  EXPECT_TRUE(Same(-0.0, f32u(UOPC_RECIP, -kInf)));
-  EXPECT_TRUE(std::isnan(f32u(UOPC_RECIP, kNan)));
-  EXPECT_TRUE(Same(0.0, f32u(UOPC_EXP2, -kInf)));
-  EXPECT_TRUE(Same(kInf, f32u(UOPC_EXP2, kInf)));
-  EXPECT_TRUE(Same(kInf, f16u(UOPC_EXP2, 16.0)));
-  EXPECT_TRUE(Same(32768.0, f16u(UOPC_EXP2, 15.0)));
-  EXPECT_TRUE(Same(0x1p-24, f16u(UOPC_EXP2, -24.0)));
-  EXPECT_TRUE(Same(0.0, f16u(UOPC_EXP2, -26.0)));
-  EXPECT_TRUE(Same(0x1p-149, f32u(UOPC_EXP2, -149.0)));
-  EXPECT_TRUE(Same(0.0, f32u(UOPC_EXP2, -151.0)));
-  EXPECT_TRUE(Same(-kInf, f16u(UOPC_LOG2, -0.0)));
-  EXPECT_TRUE(std::isnan(f32u(UOPC_LOG2, -1.0)));
-  EXPECT_TRUE(Same(kInf, f32u(UOPC_LOG2, kInf)));
-  EXPECT_TRUE(Same(-149.0, f32u(UOPC_LOG2, 0x1p-149)));
-  EXPECT_TRUE(std::isnan(f32u(UOPC_SIN, kInf)));
-  EXPECT_TRUE(std::isnan(f16u(UOPC_SIN, -kInf)));
-  EXPECT_TRUE(Same(-0.0, f32u(UOPC_SIN, -0.0)));
-  EXPECT_TRUE(Same(uopc_round_f32(std::sin((double)3.14159265f)), f32u(UOPC_SIN, 3.14159265358979)));
+  EXPECT_TRUE(Same(-0.0, f32u(UOPC_OP_SQRT, -0.0)));
+  EXPECT_TRUE(Same(-0.0, f16u(UOPC_OP_SQRT, -0.0)));
+  EXPECT_TRUE(Same(kInf, f32u(UOPC_OP_SQRT, kInf)));
+  EXPECT_TRUE(std::isnan(f32u(UOPC_OP_SQRT, -kInf)));
+  EXPECT_TRUE(Same(1.4142135381698608, f32u(UOPC_OP_SQRT, 2.0)));
+  EXPECT_TRUE(Same(1.4140625, f16u(UOPC_OP_SQRT, 2.0)));
+  EXPECT_TRUE(Same(0.3333333432674408, f32u(UOPC_OP_RECIP, 3.0)));
+  EXPECT_TRUE(Same(0.333251953125, f16u(UOPC_OP_RECIP, 3.0)));
+  EXPECT_TRUE(Same(kInf, f16u(UOPC_OP_RECIP, 0.0)));
+  EXPECT_TRUE(Same(-kInf, f16u(UOPC_OP_RECIP, -1e-9)));   // input rounds to -0.0 in f16
+  EXPECT_TRUE(Same(-0.0, f32u(UOPC_OP_RECIP, -kInf)));
+  EXPECT_TRUE(std::isnan(f32u(UOPC_OP_RECIP, kNan)));
+  EXPECT_TRUE(Same(0.0, f32u(UOPC_OP_EXP2, -kInf)));
+  EXPECT_TRUE(Same(kInf, f32u(UOPC_OP_EXP2, kInf)));
+  EXPECT_TRUE(Same(kInf, f16u(UOPC_OP_EXP2, 16.0)));
+  EXPECT_TRUE(Same(32768.0, f16u(UOPC_OP_EXP2, 15.0)));
+  EXPECT_TRUE(Same(0x1p-24, f16u(UOPC_OP_EXP2, -24.0)));
+  EXPECT_TRUE(Same(0.0, f16u(UOPC_OP_EXP2, -26.0)));
+  EXPECT_TRUE(Same(0x1p-149, f32u(UOPC_OP_EXP2, -149.0)));
+  EXPECT_TRUE(Same(0.0, f32u(UOPC_OP_EXP2, -151.0)));
+  EXPECT_TRUE(Same(-kInf, f16u(UOPC_OP_LOG2, -0.0)));
+  EXPECT_TRUE(std::isnan(f32u(UOPC_OP_LOG2, -1.0)));
+  EXPECT_TRUE(Same(kInf, f32u(UOPC_OP_LOG2, kInf)));
+  EXPECT_TRUE(Same(-149.0, f32u(UOPC_OP_LOG2, 0x1p-149)));
+  EXPECT_TRUE(std::isnan(f32u(UOPC_OP_SIN, kInf)));
+  EXPECT_TRUE(std::isnan(f16u(UOPC_OP_SIN, -kInf)));
+  EXPECT_TRUE(Same(-0.0, f32u(UOPC_OP_SIN, -0.0)));
+  EXPECT_TRUE(Same(uopc_round_f32(std::sin((double)3.14159265f)), f32u(UOPC_OP_SIN, 3.14159265358979)));
 }
 
 TEST(ExecAluFloat, BinaryAndWhere) {
-  EXPECT_TRUE(std::isnan(f32(UOPC_ADD, kInf, -kInf)));
-  EXPECT_TRUE(Same(0.0, f32(UOPC_ADD, -0.0, 0.0)));
-  EXPECT_TRUE(Same(-0.0, f32(UOPC_ADD, -0.0, -0.0)));
-  EXPECT_TRUE(Same(-0.0, f32(UOPC_MUL, -1.0, 0.0)));
-  EXPECT_TRUE(std::isnan(f16(UOPC_MUL, 0.0, kInf)));
-  EXPECT_TRUE(Same(0.0, f32(UOPC_MUL, 1e-30, 1e-30)));   // underflow
-  EXPECT_TRUE(Same(0x1p-149, f32(UOPC_MUL, 0x1p-75, 0x1p-74)));
-  EXPECT_TRUE(Same(0x1p-24, f16(UOPC_MUL, 0x1p-12, 0x1p-12)));
-  EXPECT_TRUE(Same(0.0, f16(UOPC_MUL, 0x1p-13, 0x1p-12)));   // 2^-25: tie to even 0
-  EXPECT_TRUE(Same(0.2998046875, f16(UOPC_ADD, 0.1, 0.2)));
-  EXPECT_TRUE(Same(2048.0, f16(UOPC_ADD, 2048.0, 1.0)));
-  EXPECT_TRUE(Same(2052.0, f16(UOPC_ADD, 2050.0, 1.0)));   // 2051 ties to even 2052
+  EXPECT_TRUE(std::isnan(f32(UOPC_OP_ADD, kInf, -kInf)));
+  EXPECT_TRUE(Same(0.0, f32(UOPC_OP_ADD, -0.0, 0.0)));
+  EXPECT_TRUE(Same(-0.0, f32(UOPC_OP_ADD, -0.0, -0.0)));
+  EXPECT_TRUE(Same(-0.0, f32(UOPC_OP_MUL, -1.0, 0.0)));
+  EXPECT_TRUE(std::isnan(f16(UOPC_OP_MUL, 0.0, kInf)));
+  EXPECT_TRUE(Same(0.0, f32(UOPC_OP_MUL, 1e-30, 1e-30)));   // underflow
+  EXPECT_TRUE(Same(0x1p-149, f32(UOPC_OP_MUL, 0x1p-75, 0x1p-74)));
+  EXPECT_TRUE(Same(0x1p-24, f16(UOPC_OP_MUL, 0x1p-12, 0x1p-12)));
+  EXPECT_TRUE(Same(0.0, f16(UOPC_OP_MUL, 0x1p-13, 0x1p-12)));   // 2^-25: tie to even 0
+  EXPECT_TRUE(Same(0.2998046875, f16(UOPC_OP_ADD, 0.1, 0.2)));
+  EXPECT_TRUE(Same(2048.0, f16(UOPC_OP_ADD, 2048.0, 1.0)));
+  EXPECT_TRUE(Same(2052.0, f16(UOPC_OP_ADD, 2050.0, 1.0)));   // 2051 ties to even 2052
   // Comparisons with NaN and signed zeros.
-  for (uopc_dtype t : {UOPC_F32, UOPC_F16}) {
-    EXPECT_EQ(in(UOPC_CMPLT, UOPC_BOOL, t, {F(kNan), F(1.0)}), 0);
-    EXPECT_EQ(in(UOPC_CMPLT, UOPC_BOOL, t, {F(1.0), F(kNan)}), 0);
-    EXPECT_EQ(in(UOPC_CMPNE, UOPC_BOOL, t, {F(kNan), F(kNan)}), 1);
-    EXPECT_EQ(in(UOPC_CMPNE, UOPC_BOOL, t, {F(0.0), F(-0.0)}), 0);
-    EXPECT_EQ(in(UOPC_CMPLT, UOPC_BOOL, t, {F(-0.0), F(0.0)}), 0);
-    EXPECT_EQ(in(UOPC_CMPLT, UOPC_BOOL, t, {F(-kInf), F(kInf)}), 1);
+  for (uopc_dtype t : {UOPC_DT_F32, UOPC_DT_F16}) {
+    EXPECT_EQ(in(UOPC_OP_CMPLT, UOPC_DT_BOOL, t, {F(kNan), F(1.0)}), 0);
+    EXPECT_EQ(in(UOPC_OP_CMPLT, UOPC_DT_BOOL, t, {F(1.0), F(kNan)}), 0);
+    EXPECT_EQ(in(UOPC_OP_CMPNE, UOPC_DT_BOOL, t, {F(kNan), F(kNan)}), 1);
+    EXPECT_EQ(in(UOPC_OP_CMPNE, UOPC_DT_BOOL, t, {F(0.0), F(-0.0)}), 0);
+    EXPECT_EQ(in(UOPC_OP_CMPLT, UOPC_DT_BOOL, t, {F(-0.0), F(0.0)}), 0);
+    EXPECT_EQ(in(UOPC_OP_CMPLT, UOPC_DT_BOOL, t, {F(-kInf), F(kInf)}), 1);
     // WHERE: condition is bool, values rounded.
-    EXPECT_TRUE(Same(t == UOPC_F32 ? 0.10000000149011612 : 0.0999755859375,
-                     fl(UOPC_WHERE, t, t, {I(1), F(0.1), F(2.0)})));
-    EXPECT_TRUE(Same(-0.0, fl(UOPC_WHERE, t, t, {I(0), F(0.1), F(-0.0)})));
-    EXPECT_TRUE(Same(kInf, fl(UOPC_WHERE, t, t, {I(5), F(1e300), F(2.0)})));
+    EXPECT_TRUE(Same(t == UOPC_DT_F32 ? 0.10000000149011612 : 0.0999755859375,
+                     fl(UOPC_OP_WHERE, t, t, {I(1), F(0.1), F(2.0)})));
+    EXPECT_TRUE(Same(-0.0, fl(UOPC_OP_WHERE, t, t, {I(0), F(0.1), F(-0.0)})));
+    EXPECT_TRUE(Same(kInf, fl(UOPC_OP_WHERE, t, t, {I(5), F(1e300), F(2.0)})));
   }
-  EXPECT_TRUE(Same(65504.0, fl(UOPC_WHERE, UOPC_F16, UOPC_F16, {I(0), F(1.0), F(65519.99)})));
+  EXPECT_TRUE(Same(65504.0, fl(UOPC_OP_WHERE, UOPC_DT_F16, UOPC_DT_F16, {I(0), F(1.0), F(65519.99)})));
 }
 
 TEST(ExecAluCast, AllPairs) {
   // to bool: x != 0
-  EXPECT_EQ(in(UOPC_CAST, UOPC_BOOL, UOPC_BOOL, {I(1)}), 1);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_BOOL, UOPC_I32, {I(-3)}), 1);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_BOOL, UOPC_I32, {I(0)}), 0);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_BOOL, UOPC_I32, {I((int64_t)1 << 32)}), 0);   // wraps to 0
-  for (uopc_dtype t : {UOPC_F32, UOPC_F16}) {
-    EXPECT_EQ(in(UOPC_CAST, UOPC_BOOL, t, {F(kNan)}), 1);
-    EXPECT_EQ(in(UOPC_CAST, UOPC_BOOL, t, {F(-0.0)}), 0);
-    EXPECT_EQ(in(UOPC_CAST, UOPC_BOOL, t, {F(-kInf)}), 1);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(1)}), 1);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_BOOL, UOPC_DT_I32, {I(-3)}), 1);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_BOOL, UOPC_DT_I32, {I(0)}), 0);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_BOOL, UOPC_DT_I32, {I((int64_t)1 << 32)}), 0);   // wraps to 0
+  for (uopc_dtype t : {UOPC_DT_F32, UOPC_DT_F16}) {
+    EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_BOOL, t, {F(kNan)}), 1);
+    EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_BOOL, t, {F(-0.0)}), 0);
+    EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_BOOL, t, {F(-kInf)}), 1);
   }
   // to i32
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_BOOL, {I(0)}), 0);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_BOOL, {I(1)}), 1);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_I32, {I(-9)}), -9);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_F32, {F(2.7)}), 2);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_F32, {F(-0.9)}), 0);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_F16, {F(65504.0)}), 65504);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_F16, {F(-2.5)}), -2);
-  EXPECT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_F16, {F(1000.7)}), 1000);   // 1000.5 in f16
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_BOOL, {I(0)}), 0);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_BOOL, {I(1)}), 1);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_I32, {I(-9)}), -9);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(2.7)}), 2);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(-0.9)}), 0);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F16, {F(65504.0)}), 65504);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F16, {F(-2.5)}), -2);
+  EXPECT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F16, {F(1000.7)}), 1000);   // 1000.5 in f16
   // to f32
-  EXPECT_TRUE(Same(1.0, fl(UOPC_CAST, UOPC_F32, UOPC_BOOL, {I(1)})));
-  EXPECT_TRUE(Same(0.0, fl(UOPC_CAST, UOPC_F32, UOPC_BOOL, {I(0)})));
-  EXPECT_TRUE(Same(16777216.0, fl(UOPC_CAST, UOPC_F32, UOPC_I32, {I(16777217)})));
-  EXPECT_TRUE(Same(2147483648.0, fl(UOPC_CAST, UOPC_F32, UOPC_I32, {I(kMax)})));
-  EXPECT_TRUE(Same(-2147483648.0, fl(UOPC_CAST, UOPC_F32, UOPC_I32, {I(kMin)})));
-  EXPECT_TRUE(Same(0.0, fl(UOPC_CAST, UOPC_F32, UOPC_I32, {I(0)})));
-  EXPECT_TRUE(Same(65504.0, fl(UOPC_CAST, UOPC_F32, UOPC_F16, {F(65519.0)})));
-  EXPECT_TRUE(Same(0x1p-24, fl(UOPC_CAST, UOPC_F32, UOPC_F16, {F(0x1p-24)})));
-  EXPECT_TRUE(Same(kInf, fl(UOPC_CAST, UOPC_F32, UOPC_F32, {F(1e39)})));
-  EXPECT_TRUE(std::isnan(fl(UOPC_CAST, UOPC_F32, UOPC_F16, {F(kNan)})));
+  EXPECT_TRUE(Same(1.0, fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_BOOL, {I(1)})));
+  EXPECT_TRUE(Same(0.0, fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_BOOL, {I(0)})));
+  EXPECT_TRUE(Same(16777216.0, fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_I32, {I(16777217)})));
+  EXPECT_TRUE(Same(2147483648.0, fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_I32, {I(kMax)})));
+  EXPECT_TRUE(Same(-2147483648.0, fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_I32, {I(kMin)})));
+  EXPECT_TRUE(Same(0.0, fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_I32, {I(0)})));
+  EXPECT_TRUE(Same(65504.0, fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_F16, {F(65519.0)})));
+  EXPECT_TRUE(Same(0x1p-24, fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_F16, {F(0x1p-24)})));
+  EXPECT_TRUE(Same(kInf, fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_F32, {F(1e39)})));
+  EXPECT_TRUE(std::isnan(fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_F16, {F(kNan)})));
   // to f16
-  EXPECT_TRUE(Same(1.0, fl(UOPC_CAST, UOPC_F16, UOPC_BOOL, {I(1)})));
-  EXPECT_TRUE(Same(65504.0, fl(UOPC_CAST, UOPC_F16, UOPC_I32, {I(65519)})));
-  EXPECT_TRUE(Same(kInf, fl(UOPC_CAST, UOPC_F16, UOPC_I32, {I(65520)})));
-  EXPECT_TRUE(Same(-kInf, fl(UOPC_CAST, UOPC_F16, UOPC_I32, {I(-70000)})));
-  EXPECT_TRUE(Same(kInf, fl(UOPC_CAST, UOPC_F16, UOPC_I32, {I(kMax)})));
-  EXPECT_TRUE(Same(2052.0, fl(UOPC_CAST, UOPC_F16, UOPC_I32, {I(2051)})));   // tie to even
-  EXPECT_TRUE(Same(kInf, fl(UOPC_CAST, UOPC_F16, UOPC_F32, {F(65520.0)})));
-  EXPECT_TRUE(Same(65504.0, fl(UOPC_CAST, UOPC_F16, UOPC_F32, {F(65519.99)})));   // 65520.0 in f32!
-  EXPECT_TRUE(Same(0.0999755859375, fl(UOPC_CAST, UOPC_F16, UOPC_F32, {F(0.1)})));
-  EXPECT_TRUE(Same(-0.0, fl(UOPC_CAST, UOPC_F16, UOPC_F16, {F(-1e-10)})));
+  EXPECT_TRUE(Same(1.0, fl(UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_BOOL, {I(1)})));
+  EXPECT_TRUE(Same(65504.0, fl(UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_I32, {I(65519)})));
+  EXPECT_TRUE(Same(kInf, fl(UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_I32, {I(65520)})));
+  EXPECT_TRUE(Same(-kInf, fl(UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_I32, {I(-70000)})));
+  EXPECT_TRUE(Same(kInf, fl(UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_I32, {I(kMax)})));
+  EXPECT_TRUE(Same(2052.0, fl(UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_I32, {I(2051)})));   // tie to even
+  EXPECT_TRUE(Same(kInf, fl(UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_F32, {F(65520.0)})));
+  EXPECT_TRUE(Same(65504.0, fl(UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_F32, {F(65519.99)})));   // 65520.0 in f32!
+  EXPECT_TRUE(Same(0.0999755859375, fl(UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_F32, {F(0.1)})));
+  EXPECT_TRUE(Same(-0.0, fl(UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_F16, {F(-1e-10)})));
 }
 
 // ---- the domain: everything outside it gives 0 and leaves *out alone ------
 
 // An independent copy of the domain table in docs/semantics.md.
 bool expected_domain(uopc_op op, uopc_dtype out_t, uopc_dtype in_t) {
-  auto val = [](uopc_dtype t) { return t == UOPC_BOOL || t == UOPC_I32 || t == UOPC_F32 || t == UOPC_F16; };
-  auto flt = [](uopc_dtype t) { return t == UOPC_F32 || t == UOPC_F16; };
+  auto val = [](uopc_dtype t) { return t == UOPC_DT_BOOL || t == UOPC_DT_I32 || t == UOPC_DT_F32 || t == UOPC_DT_F16; };
+  auto flt = [](uopc_dtype t) { return t == UOPC_DT_F32 || t == UOPC_DT_F16; };
   if (!val(out_t) || !val(in_t)) return false;
   switch (op) {
-  case UOPC_ADD: case UOPC_MUL: case UOPC_MAX: case UOPC_WHERE: return out_t == in_t;
-  case UOPC_CMPLT: case UOPC_CMPNE: return out_t == UOPC_BOOL;
-  case UOPC_FLOORDIV: case UOPC_FLOORMOD: return out_t == UOPC_I32 && in_t == UOPC_I32;
-  case UOPC_RECIP: case UOPC_EXP2: case UOPC_LOG2: case UOPC_SQRT: case UOPC_SIN:
+  case UOPC_OP_ADD: case UOPC_OP_MUL: case UOPC_OP_MAX: case UOPC_OP_WHERE: return out_t == in_t;
+  case UOPC_OP_CMPLT: case UOPC_OP_CMPNE: return out_t == UOPC_DT_BOOL;
+  case UOPC_OP_FLOORDIV: case UOPC_OP_FLOORMOD: return out_t == UOPC_DT_I32 && in_t == UOPC_DT_I32;
+  case UOPC_OP_RECIP: case UOPC_OP_EXP2: case UOPC_OP_LOG2: case UOPC_OP_SQRT: case UOPC_OP_SIN:
     return out_t == in_t && flt(in_t);
-  case UOPC_CAST: return true;
+  case UOPC_OP_CAST: return true;
   default: return false;
   }
 }
@@ -392,9 +392,9 @@ bool expected_domain(uopc_op op, uopc_dtype out_t, uopc_dtype in_t) {
 TEST(ExecAluDomain, EveryTriple) {
   int inside = 0;
   // Up to the NUM_ sentinels (an out-of-range enum value is UB in C++).
-  for (int op = 0; op <= (int)UOPC_NUM_OPS; op++)
-    for (int o = 0; o <= (int)UOPC_NUM_DTYPES; o++)
-      for (int i = 0; i <= (int)UOPC_NUM_DTYPES; i++) {
+  for (int op = 0; op <= (int)UOPC_OP_COUNT; op++)
+    for (int o = 0; o <= (int)UOPC_DT_COUNT; o++)
+      for (int i = 0; i <= (int)UOPC_DT_COUNT; i++) {
         uopc_op p = (uopc_op)op;
         uopc_dtype ot = (uopc_dtype)o, it = (uopc_dtype)i;
         // Operands that are defined for every op in the domain (1 and 1).
@@ -424,19 +424,19 @@ TEST(ExecAluDomain, EveryTriple) {
 }
 
 TEST(ExecAluDomain, Examples) {
-  EXPECT_TRUE(refused(UOPC_RECIP, UOPC_I32, UOPC_I32, {I(3)}));
-  EXPECT_TRUE(refused(UOPC_SQRT, UOPC_BOOL, UOPC_BOOL, {I(1)}));
-  EXPECT_TRUE(refused(UOPC_FLOORDIV, UOPC_F32, UOPC_F32, {F(7.0), F(2.0)}));
-  EXPECT_TRUE(refused(UOPC_FLOORMOD, UOPC_BOOL, UOPC_BOOL, {I(1), I(1)}));
-  EXPECT_TRUE(refused(UOPC_ADD, UOPC_F32, UOPC_I32, {I(1), I(2)}));
-  EXPECT_TRUE(refused(UOPC_CMPLT, UOPC_I32, UOPC_I32, {I(1), I(2)}));
-  EXPECT_TRUE(refused(UOPC_EXP2, UOPC_F16, UOPC_F32, {F(1.0)}));
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_VOID, UOPC_I32, {I(1)}));
-  EXPECT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_VOID, {I(1)}));
-  EXPECT_TRUE(refused(UOPC_CONST, UOPC_I32, UOPC_I32, {I(1)}));
-  EXPECT_TRUE(refused(UOPC_STORE, UOPC_VOID, UOPC_I32, {I(1), I(1)}));
-  EXPECT_TRUE(refused(UOPC_NUM_OPS, UOPC_I32, UOPC_I32, {I(1), I(1)}));
-  EXPECT_TRUE(refused(UOPC_ADD, UOPC_NUM_DTYPES, UOPC_NUM_DTYPES, {I(1), I(1)}));
+  EXPECT_TRUE(refused(UOPC_OP_RECIP, UOPC_DT_I32, UOPC_DT_I32, {I(3)}));
+  EXPECT_TRUE(refused(UOPC_OP_SQRT, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(1)}));
+  EXPECT_TRUE(refused(UOPC_OP_FLOORDIV, UOPC_DT_F32, UOPC_DT_F32, {F(7.0), F(2.0)}));
+  EXPECT_TRUE(refused(UOPC_OP_FLOORMOD, UOPC_DT_BOOL, UOPC_DT_BOOL, {I(1), I(1)}));
+  EXPECT_TRUE(refused(UOPC_OP_ADD, UOPC_DT_F32, UOPC_DT_I32, {I(1), I(2)}));
+  EXPECT_TRUE(refused(UOPC_OP_CMPLT, UOPC_DT_I32, UOPC_DT_I32, {I(1), I(2)}));
+  EXPECT_TRUE(refused(UOPC_OP_EXP2, UOPC_DT_F16, UOPC_DT_F32, {F(1.0)}));
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_VOID, UOPC_DT_I32, {I(1)}));
+  EXPECT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_VOID, {I(1)}));
+  EXPECT_TRUE(refused(UOPC_OP_CONST, UOPC_DT_I32, UOPC_DT_I32, {I(1)}));
+  EXPECT_TRUE(refused(UOPC_OP_STORE, UOPC_DT_VOID, UOPC_DT_I32, {I(1), I(1)}));
+  EXPECT_TRUE(refused(UOPC_OP_COUNT, UOPC_DT_I32, UOPC_DT_I32, {I(1), I(1)}));
+  EXPECT_TRUE(refused(UOPC_OP_ADD, UOPC_DT_COUNT, UOPC_DT_COUNT, {I(1), I(1)}));
 }
 
 // ---- f16 and f32 rounding ---------------------------------------------------
@@ -533,9 +533,9 @@ TEST(ExecAluF16, RandomOpsMatchFloat16) {
     double a = uopc_f16_to_double(ha), b = uopc_f16_to_double(hb);
     volatile _Float16 va = (_Float16)a, vb = (_Float16)b;
     _Float16 sum = va + vb, prod = va * vb, rec = (_Float16)1 / vb, quo = va / vb;
-    ASSERT_TRUE(Same((double)sum, f16(UOPC_ADD, a, b))) << a << " + " << b;
-    ASSERT_TRUE(Same((double)prod, f16(UOPC_MUL, a, b))) << a << " * " << b;
-    ASSERT_TRUE(Same((double)rec, f16u(UOPC_RECIP, b))) << "1 / " << b;
+    ASSERT_TRUE(Same((double)sum, f16(UOPC_OP_ADD, a, b))) << a << " + " << b;
+    ASSERT_TRUE(Same((double)prod, f16(UOPC_OP_MUL, a, b))) << a << " * " << b;
+    ASSERT_TRUE(Same((double)rec, f16u(UOPC_OP_RECIP, b))) << "1 / " << b;
     ASSERT_TRUE(Same((double)quo, uopc_round_f16(a / b))) << a << " / " << b;
   }
 }
@@ -582,19 +582,19 @@ TEST(ExecAluRandom, F32MatchesFloatArithmetic) {
     float a = va, b = vb;
     volatile float sum = va + vb, prod = va * vb, quo = va / vb, rec = 1.0f / vb, root = std::sqrt(a);
     float mx = b > a ? b : a;
-    ASSERT_TRUE(Same(sum, f32(UOPC_ADD, a, b))) << a << " + " << b;
-    ASSERT_TRUE(Same(prod, f32(UOPC_MUL, a, b))) << a << " * " << b;
+    ASSERT_TRUE(Same(sum, f32(UOPC_OP_ADD, a, b))) << a << " + " << b;
+    ASSERT_TRUE(Same(prod, f32(UOPC_OP_MUL, a, b))) << a << " * " << b;
     ASSERT_TRUE(Same(quo, uopc_round_f32((double)a / (double)b))) << a << " / " << b;
-    ASSERT_TRUE(Same(rec, f32u(UOPC_RECIP, b))) << "1 / " << b;
-    ASSERT_TRUE(Same(root, f32u(UOPC_SQRT, a))) << "sqrt " << a;
-    ASSERT_TRUE(Same(mx, f32(UOPC_MAX, a, b))) << "max " << a << ", " << b;
-    ASSERT_EQ(in(UOPC_CMPLT, UOPC_BOOL, UOPC_F32, {F(a), F(b)}), a < b);
-    ASSERT_EQ(in(UOPC_CMPNE, UOPC_BOOL, UOPC_F32, {F(a), F(b)}), a != b);
-    ASSERT_EQ(in(UOPC_CAST, UOPC_BOOL, UOPC_F32, {F(a)}), a != 0.0f);
+    ASSERT_TRUE(Same(rec, f32u(UOPC_OP_RECIP, b))) << "1 / " << b;
+    ASSERT_TRUE(Same(root, f32u(UOPC_OP_SQRT, a))) << "sqrt " << a;
+    ASSERT_TRUE(Same(mx, f32(UOPC_OP_MAX, a, b))) << "max " << a << ", " << b;
+    ASSERT_EQ(in(UOPC_OP_CMPLT, UOPC_DT_BOOL, UOPC_DT_F32, {F(a), F(b)}), a < b);
+    ASSERT_EQ(in(UOPC_OP_CMPNE, UOPC_DT_BOOL, UOPC_DT_F32, {F(a), F(b)}), a != b);
+    ASSERT_EQ(in(UOPC_OP_CAST, UOPC_DT_BOOL, UOPC_DT_F32, {F(a)}), a != 0.0f);
     if (std::isfinite(a) && a > -2147483904.0f && a < 2147483648.0f)
-      ASSERT_EQ(in(UOPC_CAST, UOPC_I32, UOPC_F32, {F(a)}), (int32_t)a) << a;
+      ASSERT_EQ(in(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(a)}), (int32_t)a) << a;
     else
-      ASSERT_TRUE(refused(UOPC_CAST, UOPC_I32, UOPC_F32, {F(a)})) << a;
+      ASSERT_TRUE(refused(UOPC_OP_CAST, UOPC_DT_I32, UOPC_DT_F32, {F(a)})) << a;
   }
 }
 
@@ -605,22 +605,22 @@ TEST(ExecAluRandom, I32MatchesIndependentFormulas) {
     int32_t b = (k & 1) ? (int32_t)(rng() % 19) - 9 : (int32_t)(uint32_t)rng();
     // Wraparound via unsigned arithmetic.
     int32_t sum = (int32_t)((uint32_t)a + (uint32_t)b), prod = (int32_t)((uint32_t)a * (uint32_t)b);
-    ASSERT_EQ(i32(UOPC_ADD, a, b), sum);
-    ASSERT_EQ(i32(UOPC_MUL, a, b), prod);
-    ASSERT_EQ(i32(UOPC_MAX, a, b), a > b ? a : b);
-    ASSERT_EQ(in(UOPC_CMPLT, UOPC_BOOL, UOPC_I32, {I(a), I(b)}), a < b);
-    ASSERT_TRUE(Same((double)(float)a, fl(UOPC_CAST, UOPC_F32, UOPC_I32, {I(a)})));
+    ASSERT_EQ(i32(UOPC_OP_ADD, a, b), sum);
+    ASSERT_EQ(i32(UOPC_OP_MUL, a, b), prod);
+    ASSERT_EQ(i32(UOPC_OP_MAX, a, b), a > b ? a : b);
+    ASSERT_EQ(in(UOPC_OP_CMPLT, UOPC_DT_BOOL, UOPC_DT_I32, {I(a), I(b)}), a < b);
+    ASSERT_TRUE(Same((double)(float)a, fl(UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_I32, {I(a)})));
     if (b == 0 || (a == INT32_MIN && b == -1)) {
-      ASSERT_TRUE(refused(UOPC_FLOORDIV, UOPC_I32, UOPC_I32, {I(a), I(b)}));
-      ASSERT_TRUE(refused(UOPC_FLOORMOD, UOPC_I32, UOPC_I32, {I(a), I(b)}));
+      ASSERT_TRUE(refused(UOPC_OP_FLOORDIV, UOPC_DT_I32, UOPC_DT_I32, {I(a), I(b)}));
+      ASSERT_TRUE(refused(UOPC_OP_FLOORMOD, UOPC_DT_I32, UOPC_DT_I32, {I(a), I(b)}));
       continue;
     }
     // floor of the exact quotient: (double)a / b is never rounded onto an
     // integer it is not (its distance to one is >= 1/|b|, far above an ulp).
     int64_t q = (int64_t)std::floor((double)a / (double)b);
     int64_t r = (int64_t)a - (int64_t)b * q;
-    ASSERT_EQ(i32(UOPC_FLOORDIV, a, b), q) << a << " // " << b;
-    ASSERT_EQ(i32(UOPC_FLOORMOD, a, b), r) << a << " % " << b;
+    ASSERT_EQ(i32(UOPC_OP_FLOORDIV, a, b), q) << a << " // " << b;
+    ASSERT_EQ(i32(UOPC_OP_FLOORMOD, a, b), r) << a << " % " << b;
     ASSERT_TRUE(r == 0 || (r < 0) == (b < 0));
     ASSERT_LT(std::llabs(r), std::llabs((int64_t)b));
   }

@@ -159,7 +159,7 @@ TEST(KernelCopy, RunsAndCopiesAfterSimplify) {
     Kernel kern = Compile(c.c, k, t);
     ASSERT_TRUE(kern);
     EXPECT_EQ(uopc_kernel_nbufs(kern.get()), 2u);
-    EXPECT_EQ(uopc_kernel_buf_dtype(kern.get(), 1), UOPC_F32);
+    EXPECT_EQ(uopc_kernel_buf_dtype(kern.get(), 1), UOPC_DT_F32);
     EXPECT_EQ(uopc_kernel_buf_len(kern.get(), 1), 32);
     std::vector<float> a = CopySource(), o(32, 99.0f);
     uopc_error e{};
@@ -292,8 +292,8 @@ TEST(KernelLoops, RangeClosedTwiceRunsTwoLoopsInOrder) {
   // built with the constructors: the reverse index 63 - i of O in the second loop
   Ctx c;
   uopc_ctx *x = c.c;
-  uopc_node *A = uopc_buffer(x, 0, UOPC_I32, 64), *O = uopc_buffer(x, 1, UOPC_I32, 64), *P = uopc_buffer(x, 2, UOPC_I32, 64);
-  uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_I32, 64), 0);
+  uopc_node *A = uopc_buffer(x, 0, UOPC_DT_I32, 64), *O = uopc_buffer(x, 1, UOPC_DT_I32, 64), *P = uopc_buffer(x, 2, UOPC_DT_I32, 64);
+  uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, 64), 0);
   uopc_node *a = uopc_load(x, uopc_index(x, A, &i, 1));
   uopc_node *s1 = uopc_store(x, uopc_index(x, O, &i, 1), uopc_mul_k(x, a, 2));
   uopc_node *e1 = uopc_end(x, s1, &i, 1);
@@ -320,9 +320,9 @@ TEST(KernelLoops, RangeClosedTwiceRunsTwoLoopsInOrder) {
 // C = A @ B by loops i, k, j, accumulating into the zeroed output, against
 // exec_alu's f32 MUL and ADD in the same order (no FMA).
 uopc_node *Matmul(uopc_ctx *x, int n) {
-  uopc_node *C = uopc_buffer(x, 0, UOPC_F32, n * n), *A = uopc_buffer(x, 1, UOPC_F32, n * n),
-            *B = uopc_buffer(x, 2, UOPC_F32, n * n);
-  uopc_node *N = uopc_const_i(x, UOPC_I32, n);
+  uopc_node *C = uopc_buffer(x, 0, UOPC_DT_F32, n * n), *A = uopc_buffer(x, 1, UOPC_DT_F32, n * n),
+            *B = uopc_buffer(x, 2, UOPC_DT_F32, n * n);
+  uopc_node *N = uopc_const_i(x, UOPC_DT_I32, n);
   uopc_node *i = uopc_range(x, N, 0), *kk = uopc_range(x, N, 1), *j = uopc_range(x, N, 2);
   uopc_node *ij = uopc_add(x, uopc_mul_k(x, i, n), j), *ik = uopc_add(x, uopc_mul_k(x, i, n), kk),
             *kj = uopc_add(x, uopc_mul_k(x, kk, n), j);
@@ -336,7 +336,7 @@ uopc_node *Matmul(uopc_ctx *x, int n) {
 
 float RefF32(uopc_op op, float a, float b) {
   uopc_val in[2] = {{0, a}, {0, b}}, o{};
-  EXPECT_EQ(uopc_exec_alu(op, UOPC_F32, UOPC_F32, in, &o), 1);
+  EXPECT_EQ(uopc_exec_alu(op, UOPC_DT_F32, UOPC_DT_F32, in, &o), 1);
   return (float)o.f;
 }
 
@@ -353,7 +353,7 @@ TEST(KernelLoops, MatmulAccumulatesIntoZeroedOutput) {
     for (int i = 0; i < n; i++)
       for (int kk = 0; kk < n; kk++)
         for (int j = 0; j < n; j++)
-          ref[i * n + j] = RefF32(UOPC_ADD, ref[i * n + j], RefF32(UOPC_MUL, a[i * n + kk], b[kk * n + j]));
+          ref[i * n + j] = RefF32(UOPC_OP_ADD, ref[i * n + j], RefF32(UOPC_OP_MUL, a[i * n + kk], b[kk * n + j]));
     for (uopc_tier t : kTiers) {
       Kernel kern = Compile(c.c, k, t);
       ASSERT_TRUE(kern);
@@ -399,9 +399,9 @@ TEST(KernelFloorDiv, NegativeNumeratorsInIndicesAndValues) {
     for (uopc_tier t : kTiers) {
       Ctx c;
       uopc_ctx *x = c.c;
-      uopc_node *A = uopc_buffer(x, 0, UOPC_I32, 16), *O = uopc_buffer(x, 1, UOPC_I32, N),
-                *V = uopc_buffer(x, 2, UOPC_I32, N);
-      uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_I32, N), 0);
+      uopc_node *A = uopc_buffer(x, 0, UOPC_DT_I32, 16), *O = uopc_buffer(x, 1, UOPC_DT_I32, N),
+                *V = uopc_buffer(x, 2, UOPC_DT_I32, N);
+      uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, N), 0);
       uopc_node *idx = build(x, w, i);
       uopc_node *val = build(x, w, i);  // the same expression, stored as data
       uopc_node *s1 = uopc_store(x, uopc_index(x, O, &i, 1), uopc_load(x, uopc_index(x, A, &idx, 1)));
@@ -433,8 +433,8 @@ TEST(KernelFloorDiv, RuntimeNumeratorsConstantDivisors) {
     Ctx c;
     uopc_ctx *x = c.c;
     constexpr int N = 257;
-    uopc_node *X = uopc_buffer(x, 0, UOPC_I32, N), *Q = uopc_buffer(x, 1, UOPC_I32, N), *R = uopc_buffer(x, 2, UOPC_I32, N);
-    uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_I32, N), 0);
+    uopc_node *X = uopc_buffer(x, 0, UOPC_DT_I32, N), *Q = uopc_buffer(x, 1, UOPC_DT_I32, N), *R = uopc_buffer(x, 2, UOPC_DT_I32, N);
+    uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, N), 0);
     uopc_node *v = uopc_load(x, uopc_index(x, X, &i, 1));
     uopc_node *s1 = uopc_store(x, uopc_index(x, Q, &i, 1), uopc_idiv_k(x, v, d));
     uopc_node *s2 = uopc_store(x, uopc_index(x, R, &i, 1), uopc_mod_k(x, v, d));
@@ -521,10 +521,10 @@ TEST(KernelSafety, OutOfBoundsIndexIsAnErrorNotAWrite) {
 // floats to i32 have no value; compiled code must still run to the end
 // (no SIGFPE), computing every defined element right.
 TEST(KernelSafety, UndefinedDataDoesNotKillTheProcess) {
-  for (uopc_op op : {UOPC_FLOORDIV, UOPC_FLOORMOD})
+  for (uopc_op op : {UOPC_OP_FLOORDIV, UOPC_OP_FLOORMOD})
     for (uopc_tier t : kTiers) {
       Ctx c;
-      uopc_fuzz_pair p{op, UOPC_I32, UOPC_I32};
+      uopc_fuzz_pair p{op, UOPC_DT_I32, UOPC_DT_I32};
       Kernel kern = Compile(c.c, uopc_fuzz_kernel(c.c, &p, 64), t);
       ASSERT_TRUE(kern);
       std::vector<int32_t> a(64), b(64), o(64, 7);
@@ -535,23 +535,23 @@ TEST(KernelSafety, UndefinedDataDoesNotKillTheProcess) {
       ASSERT_EQ(Call(kern, {a.data(), b.data(), o.data()}), UOPC_OK);
       for (int j = 0; j < 64; j++) {
         uopc_val in[2] = {{a[j], 0}, {b[j], 0}}, r{};
-        if (uopc_exec_alu(op, UOPC_I32, UOPC_I32, in, &r)) {
+        if (uopc_exec_alu(op, UOPC_DT_I32, UOPC_DT_I32, in, &r)) {
           EXPECT_EQ(o[j], r.i) << a[j] << " " << uopc_op_name(op) << " " << b[j];
         }
       }
     }
-  for (uopc_dtype from : {UOPC_F32, UOPC_F16}) {
+  for (uopc_dtype from : {UOPC_DT_F32, UOPC_DT_F16}) {
     Ctx c;
-    uopc_fuzz_pair p{UOPC_CAST, from, UOPC_I32};
+    uopc_fuzz_pair p{UOPC_OP_CAST, from, UOPC_DT_I32};
     Kernel kern = Compile(c.c, uopc_fuzz_kernel(c.c, &p, 8), UOPC_TIER_FAST);
     ASSERT_TRUE(kern);
     std::vector<uint32_t> a32 = {0x7fc00000, 0x7f800000, 0xff800000, 0x4f000000, 0xcf000001, 0x7f7fffff, 0x3fc00000, 0xbfc00000};
     std::vector<uint16_t> a16 = {0x7e00, 0x7c00, 0xfc00, 0x7bff, 0xfbff, 0x3e00, 0xbe00, 0x0001};
     std::vector<int32_t> o(8, 0);
-    ASSERT_EQ(Call(kern, {from == UOPC_F32 ? (void *)a32.data() : (void *)a16.data(), o.data()}), UOPC_OK);
+    ASSERT_EQ(Call(kern, {from == UOPC_DT_F32 ? (void *)a32.data() : (void *)a16.data(), o.data()}), UOPC_OK);
     for (int j = 0; j < 8; j++) {
-      uopc_val in{0, from == UOPC_F32 ? (double)F32(a32[j]) : uopc_f16_to_double(a16[j])}, r{};
-      if (uopc_exec_alu(UOPC_CAST, UOPC_I32, from, &in, &r)) EXPECT_EQ(o[j], r.i) << j;
+      uopc_val in{0, from == UOPC_DT_F32 ? (double)F32(a32[j]) : uopc_f16_to_double(a16[j])}, r{};
+      if (uopc_exec_alu(UOPC_OP_CAST, UOPC_DT_I32, from, &in, &r)) EXPECT_EQ(o[j], r.i) << j;
     }
   }
 }
@@ -560,7 +560,7 @@ TEST(KernelSafety, UndefinedDataDoesNotKillTheProcess) {
 // the same, IEEE results; its MXCSR is given back.
 TEST(KernelFp, CallerFtzDazDoesNotChangeResults) {
   Ctx c;
-  uopc_fuzz_pair p{UOPC_MUL, UOPC_F32, UOPC_F32};
+  uopc_fuzz_pair p{UOPC_OP_MUL, UOPC_DT_F32, UOPC_DT_F32};
   Kernel kern = Compile(c.c, uopc_fuzz_kernel(c.c, &p, 64));
   ASSERT_TRUE(kern);
   std::vector<float> a(64), b(64), o(64);
@@ -577,7 +577,7 @@ TEST(KernelFp, CallerFtzDazDoesNotChangeResults) {
   ASSERT_EQ(st, UOPC_OK);
   EXPECT_EQ(after & 0xffc0u, ftz_daz & 0xffc0u);  // the caller's control bits are back
   for (int j = 0; j < 64; j++) {
-    float r = RefF32(UOPC_MUL, a[j], b[j]);
+    float r = RefF32(UOPC_OP_MUL, a[j], b[j]);
     EXPECT_EQ(Bits(o[j]), Bits(r)) << j;
     EXPECT_NE(o[j], 0.0f);
   }
@@ -596,7 +596,7 @@ TEST(KernelThreads, CompileAndCallConcurrently) {
     for (int j = 0; j < 300; j++) a[j] = (float)j * 0.5f - 20.0f;
     if (Call(k, {a.data(), o.data()}) != UOPC_OK) return false;
     for (int j = 0; j < 300; j++)
-      if (Bits(o[j]) != Bits(RefF32(UOPC_ADD, RefF32(UOPC_MUL, a[j], (float)id), 0.5f))) return false;
+      if (Bits(o[j]) != Bits(RefF32(UOPC_OP_ADD, RefF32(UOPC_OP_MUL, a[j], (float)id), 0.5f))) return false;
     return true;
   };
   auto work = [&](int tid) {
@@ -656,7 +656,7 @@ TEST(KernelDtypes, F16Buffers) {
     Ctx c;
     Kernel kern = Compile(c.c, Parse(c.c, text), t);
     ASSERT_TRUE(kern);
-    EXPECT_EQ(uopc_kernel_buf_dtype(kern.get(), 0), UOPC_F16);
+    EXPECT_EQ(uopc_kernel_buf_dtype(kern.get(), 0), UOPC_DT_F16);
     std::vector<uint16_t> a(512), b(512), o(512);
     for (int j = 0; j < 512; j++) {
       a[j] = (uint16_t)(0x3c00 + j * 37 - 9000);
@@ -667,9 +667,9 @@ TEST(KernelDtypes, F16Buffers) {
     ASSERT_EQ(Call(kern, {a.data(), b.data(), o.data()}), UOPC_OK);
     for (int j = 0; j < 512; j++) {
       uopc_val in[2] = {{0, uopc_f16_to_double(a[j])}, {0, uopc_f16_to_double(b[j])}}, m{}, r{};
-      ASSERT_EQ(uopc_exec_alu(UOPC_MUL, UOPC_F16, UOPC_F16, in, &m), 1);
+      ASSERT_EQ(uopc_exec_alu(UOPC_OP_MUL, UOPC_DT_F16, UOPC_DT_F16, in, &m), 1);
       uopc_val in2[2] = {m, in[0]};
-      ASSERT_EQ(uopc_exec_alu(UOPC_ADD, UOPC_F16, UOPC_F16, in2, &r), 1);
+      ASSERT_EQ(uopc_exec_alu(UOPC_OP_ADD, UOPC_DT_F16, UOPC_DT_F16, in2, &r), 1);
       if (std::isnan(r.f)) EXPECT_TRUE((o[j] & 0x7c00) == 0x7c00 && (o[j] & 0x3ff)) << j;
       else EXPECT_EQ(o[j], uopc_f16_from_double(r.f)) << "tier " << t << " j " << j;
     }
@@ -791,9 +791,9 @@ TEST(KernelFuzz, PairsAreExecAluDomain) {
   const uopc_fuzz_pair *p = uopc_fuzz_pairs(&n);
   ASSERT_EQ(n, 52u);
   int found = 0;
-  for (int op = 0; op < UOPC_NUM_OPS; op++)
-    for (int it = 0; it < UOPC_NUM_DTYPES; it++)
-      for (int ot = 0; ot < UOPC_NUM_DTYPES; ot++) {
+  for (int op = 0; op < UOPC_OP_COUNT; op++)
+    for (int it = 0; it < UOPC_DT_COUNT; it++)
+      for (int ot = 0; ot < UOPC_DT_COUNT; ot++) {
         uopc_val in[3] = {{1, 1.0}, {1, 1.0}, {1, 1.0}}, o{};
         int dom = uopc_exec_alu((uopc_op)op, (uopc_dtype)ot, (uopc_dtype)it, in, &o);
         bool listed = false;
@@ -808,7 +808,7 @@ TEST(KernelFuzz, PairsAreExecAluDomain) {
 // shortest decimal at the dtype's precision: f16 65504 is 65500.0).
 TEST(KernelFuzz, DescribeIsOneLine) {
   uopc_fuzz_case m{};
-  m.pair = {UOPC_ADD, UOPC_F32, UOPC_F32};
+  m.pair = {UOPC_OP_ADD, UOPC_DT_F32, UOPC_DT_F32};
   m.nin = 2;
   m.in[0] = 0x3f800000;
   m.in[1] = 0x80000000;
@@ -817,7 +817,7 @@ TEST(KernelFuzz, DescribeIsOneLine) {
   char buf[256];
   std::string s = uopc_fuzz_describe(&m, buf, sizeof buf);
   EXPECT_EQ(s, "mismatch: add f32 a=0x3f800000 (1.0) b=0x80000000 (-0.0) jit=0x3f800000 (1.0) exec_alu=0x7fc00000 (nan)");
-  m.pair = {UOPC_CAST, UOPC_F16, UOPC_I32};
+  m.pair = {UOPC_OP_CAST, UOPC_DT_F16, UOPC_DT_I32};
   m.nin = 1;
   m.in[0] = 0x7bff;
   m.jit = 65504;
@@ -854,8 +854,8 @@ TEST(KernelFuzz, BoundedFuzzHasNoMismatch) {
     EXPECT_EQ(s.mismatches, 0u) << uopc_op_name(p[j].op) << " " << uopc_fuzz_dtype_str(&p[j], dt);
     total += s.cases;
     // only the undefined cases are refused
-    bool may_refuse = p[j].op == UOPC_FLOORDIV || p[j].op == UOPC_FLOORMOD ||
-                      (p[j].op == UOPC_CAST && p[j].out_t == UOPC_I32 && uopc_dtype_is_float(p[j].in_t));
+    bool may_refuse = p[j].op == UOPC_OP_FLOORDIV || p[j].op == UOPC_OP_FLOORMOD ||
+                      (p[j].op == UOPC_OP_CAST && p[j].out_t == UOPC_DT_I32 && uopc_dtype_is_float(p[j].in_t));
     if (may_refuse) EXPECT_GT(s.refused, 0u) << uopc_fuzz_dtype_str(&p[j], dt);
     else EXPECT_EQ(s.refused, 0u) << uopc_fuzz_dtype_str(&p[j], dt);
   }
@@ -883,12 +883,12 @@ TEST(KernelFuzz, SmallBatchesHaveNoMismatch) {
 }
 
 TEST(KernelFuzz, RejectsWhatIsNotATriple) {
-  uopc_fuzz_pair bad{UOPC_FLOORDIV, UOPC_F32, UOPC_F32};
+  uopc_fuzz_pair bad{UOPC_OP_FLOORDIV, UOPC_DT_F32, UOPC_DT_F32};
   uopc_error e{};
   EXPECT_EQ(uopc_fuzz_run(&bad, nullptr, nullptr, &e), UOPC_ERR_ARG);
   Ctx c;
   EXPECT_EQ(uopc_fuzz_kernel(c.c, &bad, 16), nullptr);
-  uopc_fuzz_pair ok{UOPC_WHERE, UOPC_F16, UOPC_F16};
+  uopc_fuzz_pair ok{UOPC_OP_WHERE, UOPC_DT_F16, UOPC_DT_F16};
   uopc_node *k = uopc_fuzz_kernel(c.c, &ok, 16);
   ASSERT_NE(k, nullptr);
   // same seed, same operands: a one-triple run is reproducible
@@ -896,7 +896,7 @@ TEST(KernelFuzz, RejectsWhatIsNotATriple) {
   o.seed = 5;
   o.count = 5000;
   uopc_fuzz_stats s1{}, s2{};
-  uopc_fuzz_pair cast{UOPC_CAST, UOPC_F32, UOPC_I32};
+  uopc_fuzz_pair cast{UOPC_OP_CAST, UOPC_DT_F32, UOPC_DT_I32};
   ASSERT_EQ(uopc_fuzz_run(&cast, &o, &s1, &e), UOPC_OK);
   ASSERT_EQ(uopc_fuzz_run(&cast, &o, &s2, &e), UOPC_OK);
   EXPECT_EQ(s1.refused, s2.refused);

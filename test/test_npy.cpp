@@ -67,7 +67,7 @@ TEST(Npy, ParsesWhatNumpyWrites) {
   EXPECT_EQ(f.size(), 128u + 12u);
   Parsed p(f);
   ASSERT_EQ(p.st, UOPC_OK) << p.msg();
-  EXPECT_EQ(p.a.dtype, UOPC_F32);
+  EXPECT_EQ(p.a.dtype, UOPC_DT_F32);
   EXPECT_EQ(p.a.ndim, 1u);
   EXPECT_EQ(p.a.shape[0], 3);
   EXPECT_EQ(p.a.count, 3);
@@ -78,7 +78,7 @@ TEST(Npy, ParsesWhatNumpyWrites) {
 TEST(Npy, EncodeIsWhatNumpyWrites) {
   float v[3] = {0.0f, 1.0f, 2.0f};
   uopc_npy a{};
-  a.dtype = UOPC_F32;
+  a.dtype = UOPC_DT_F32;
   a.ndim = 1;
   a.shape[0] = 3;
   a.count = 3;
@@ -109,17 +109,17 @@ TEST(Npy, EncodeIsWhatNumpyWrites) {
   EXPECT_EQ(uopc_npy_encode(&a, &n, &e), nullptr);
   EXPECT_EQ(e.code, UOPC_ERR_ARG);
   a.count = 3;
-  a.dtype = UOPC_VOID;
+  a.dtype = UOPC_DT_VOID;
   EXPECT_EQ(uopc_npy_encode(&a, &n, &e), nullptr);
 }
 
 TEST(Npy, EveryDtypeRoundTrips) {
   std::mt19937 rng(7);
-  for (uopc_dtype t : {UOPC_BOOL, UOPC_I32, UOPC_F32, UOPC_F16}) {
+  for (uopc_dtype t : {UOPC_DT_BOOL, UOPC_DT_I32, UOPC_DT_F32, UOPC_DT_F16}) {
     size_t es = uopc_dtype_size(t);
     for (int64_t count : {0, 1, 5, 1000}) {
       std::vector<uint8_t> data((size_t)count * es);
-      for (auto &x : data) x = t == UOPC_BOOL ? (uint8_t)(rng() & 1) : (uint8_t)rng();
+      for (auto &x : data) x = t == UOPC_DT_BOOL ? (uint8_t)(rng() & 1) : (uint8_t)rng();
       uopc_npy a{};
       a.dtype = t;
       a.ndim = 1;
@@ -160,7 +160,7 @@ TEST(Npy, VersionsAndSpellings) {
   }
   Parsed b(Npy("{'descr': '|b1', 'fortran_order': False, 'shape': (), }", std::string(1, '\1')));
   ASSERT_EQ(b.st, UOPC_OK) << b.msg();
-  EXPECT_EQ(b.a.dtype, UOPC_BOOL);
+  EXPECT_EQ(b.a.dtype, UOPC_DT_BOOL);
   EXPECT_EQ(b.a.ndim, 0u);
   EXPECT_EQ(b.a.count, 1);
   Parsed h(Npy("{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }", std::string("\x00\x3c", 2)));
@@ -266,7 +266,7 @@ TEST(Npy, SaveIsAtomicAndReadBack) {
   std::vector<float> v(1000);
   for (int i = 0; i < 1000; i++) v[i] = (float)i - 0.5f;
   uopc_npy a{};
-  a.dtype = UOPC_F32;
+  a.dtype = UOPC_DT_F32;
   a.ndim = 1;
   a.shape[0] = 1000;
   a.count = 1000;
@@ -311,7 +311,7 @@ TEST(Npy, FileErrors) {
   std::string nodir = dir + "/no/such/dir/x.npy";
   float v = 1.0f;
   uopc_npy b{};
-  b.dtype = UOPC_F32;
+  b.dtype = UOPC_DT_F32;
   b.ndim = 1;
   b.shape[0] = 1;
   b.count = 1;

@@ -77,10 +77,10 @@ std::string show(uopc_ctx *c, uopc_node *u) {
   return r;
 }
 
-uopc_node *p_i32(uopc_ctx *c, int slot) { return uopc_param(c, slot, UOPC_I32, nullptr, 0); }
-uopc_node *ci(uopc_ctx *c, int64_t v) { return uopc_const_i(c, UOPC_I32, v); }
-uopc_node *cb(uopc_ctx *c, bool v) { return uopc_const_i(c, UOPC_BOOL, v); }
-uopc_node *cf(uopc_ctx *c, double v) { return uopc_const_f(c, UOPC_F32, v); }
+uopc_node *p_i32(uopc_ctx *c, int slot) { return uopc_param(c, slot, UOPC_DT_I32, nullptr, 0); }
+uopc_node *ci(uopc_ctx *c, int64_t v) { return uopc_const_i(c, UOPC_DT_I32, v); }
+uopc_node *cb(uopc_ctx *c, bool v) { return uopc_const_i(c, UOPC_DT_BOOL, v); }
+uopc_node *cf(uopc_ctx *c, double v) { return uopc_const_f(c, UOPC_DT_F32, v); }
 
 // ---- rule functions -------------------------------------------------------
 
@@ -93,7 +93,7 @@ uopc_node *r_twice(uopc_ctx *c, uopc_node *const *b, void *) {
   return uopc_const_value(b[1]) == 2 ? uopc_add(c, b[0], b[0]) : nullptr;
 }
 // where(c, 1, 0) -> cast(c, i32) (seed 2.5's b2i)
-uopc_node *r_b2i(uopc_ctx *c, uopc_node *const *b, void *) { return uopc_cast(c, b[0], UOPC_I32); }
+uopc_node *r_b2i(uopc_ctx *c, uopc_node *const *b, void *) { return uopc_cast(c, b[0], UOPC_DT_I32); }
 // x + y -> y + x: the textbook non-terminating rule
 uopc_node *r_swap(uopc_ctx *c, uopc_node *const *b, void *) { return uopc_add(c, b[1], b[0]); }
 
@@ -300,7 +300,7 @@ TEST(Pattern, AllowAnyLenOnIndex) {
 TEST(Pattern, LiteralsCompareAsNumbers) {
   Ctx c;
   Pattern zero("0"), one("1"), zero_i32("0:i32"), inf("inf"), neg("-1"), half("2.5"), tru("True");
-  uopc_node *zeros[] = {ci(c, 0), cf(c, 0.0), cf(c, -0.0), cb(c, false), uopc_const_f(c, UOPC_F16, 0.0)};
+  uopc_node *zeros[] = {ci(c, 0), cf(c, 0.0), cf(c, -0.0), cb(c, false), uopc_const_f(c, UOPC_DT_F16, 0.0)};
   for (uopc_node *z : zeros) {
     EXPECT_EQ(zero.match(z).size(), 1u) << show(c, z);
     EXPECT_TRUE(one.match(z).empty()) << show(c, z);
@@ -326,14 +326,14 @@ TEST(Pattern, LiteralsCompareAsNumbers) {
 
 TEST(Pattern, OpAndDtypeSets) {
   Ctx c;
-  uopc_node *x = p_i32(c, 0), *y = p_i32(c, 1), *f = uopc_param(c, 2, UOPC_F32, nullptr, 0);
+  uopc_node *x = p_i32(c, 0), *y = p_i32(c, 1), *f = uopc_param(c, 2, UOPC_DT_F32, nullptr, 0);
   uopc_node *add = uopc_add(c, x, y), *mul = uopc_mul(c, x, y), *lt = uopc_lt(c, x, y);
   Pattern am("(add|mul $a $b)"), alu("(alu)"), any("(* ...)"), i32("$v:i32|bool"), lt_bool("(cmplt:bool _ _)");
   EXPECT_EQ(am.match(add).size(), 1u);
   EXPECT_EQ(am.match(mul).size(), 1u);
   EXPECT_TRUE(am.match(lt).empty());
   EXPECT_EQ(alu.match(lt).size(), 1u);
-  EXPECT_EQ(alu.match(uopc_cast(c, x, UOPC_F32)).size(), 1u);
+  EXPECT_EQ(alu.match(uopc_cast(c, x, UOPC_DT_F32)).size(), 1u);
   EXPECT_TRUE(alu.match(x).empty());
   EXPECT_EQ(any.match(x).size(), 1u);
   EXPECT_EQ(i32.match(x).size(), 1u);
@@ -395,21 +395,21 @@ TEST(Matcher, IndexedByRootOp) {
       {"(alu)", r_decline, nullptr},
   });
   EXPECT_EQ(uopc_matcher_size(m), 6u);
-  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_ADD), 4u);
-  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_MUL), 4u);
-  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_CONST), 2u);
-  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_PARAM), 1u);
-  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_WHERE), 2u);
-  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_CAST), 2u);
-  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_SINK), 1u);
-  EXPECT_EQ(uopc_matcher_count_for(m, (uopc_op)UOPC_NUM_OPS), 0u);
+  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_OP_ADD), 4u);
+  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_OP_MUL), 4u);
+  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_OP_CONST), 2u);
+  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_OP_PARAM), 1u);
+  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_OP_WHERE), 2u);
+  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_OP_CAST), 2u);
+  EXPECT_EQ(uopc_matcher_count_for(m, UOPC_OP_SINK), 1u);
+  EXPECT_EQ(uopc_matcher_count_for(m, (uopc_op)UOPC_OP_COUNT), 0u);
   Matcher empty(uopc_matcher_new(nullptr, 0, nullptr));
   ASSERT_NE(empty.m, nullptr);
   EXPECT_EQ(uopc_matcher_size(empty), 0u);
   Matcher both(uopc_matcher_cat(m, m));
   ASSERT_NE(both.m, nullptr);
   EXPECT_EQ(uopc_matcher_size(both), 12u);
-  EXPECT_EQ(uopc_matcher_count_for(both, UOPC_ADD), 8u);
+  EXPECT_EQ(uopc_matcher_count_for(both, UOPC_OP_ADD), 8u);
 }
 
 TEST(Matcher, BadRuleNamesItsIndex) {
@@ -451,7 +451,7 @@ TEST(GraphRewrite, CustomStrengthReduction) {
   EXPECT_EQ(uopc_graph_rewrite(c, uopc_mul(c, ci(c, 2), x), pm, nullptr, 0), uopc_add(c, x, x));
   uopc_node *x3 = uopc_mul(c, x, ci(c, 3));
   EXPECT_EQ(uopc_graph_rewrite(c, x3, pm, nullptr, 0), x3);  // declines when c != 2
-  uopc_node *f = uopc_param(c, 1, UOPC_F32, nullptr, 0);
+  uopc_node *f = uopc_param(c, 1, UOPC_DT_F32, nullptr, 0);
   uopc_node *f2 = uopc_mul(c, f, cf(c, 2.0));
   EXPECT_EQ(uopc_graph_rewrite(c, f2, pm, nullptr, 0), f2);  // 2.0 is another rule's business
   EXPECT_EQ(uopc_ctx_error(c), nullptr) << c.err();
@@ -463,10 +463,10 @@ TEST(GraphRewrite, WhereToCastDtypeBugCaughtByCheck) {
   uopc_node *cond = uopc_lt(c, p_i32(c, 0), p_i32(c, 1));
   uopc_node *wi = uopc_where(c, cond, ci(c, 1), ci(c, 0));
   uopc_node *wb = uopc_where(c, cond, cb(c, true), cb(c, false));
-  ASSERT_EQ(wb->dtype, UOPC_BOOL);
+  ASSERT_EQ(wb->dtype, UOPC_DT_BOOL);
   Matcher b2i({{"(where $c 1 0)", r_b2i, "where(c,1,0) -> cast"}});
   // on an i32 WHERE the rule is right
-  EXPECT_EQ(uopc_graph_rewrite(c, wi, b2i, nullptr, 0), uopc_cast(c, cond, UOPC_I32));
+  EXPECT_EQ(uopc_graph_rewrite(c, wi, b2i, nullptr, 0), uopc_cast(c, cond, UOPC_DT_I32));
   // on a bool WHERE it changes the dtype: the check names the rule
   EXPECT_EQ(uopc_graph_rewrite(c, wb, b2i, nullptr, 0), nullptr);
   EXPECT_EQ(c.code(), UOPC_ERR_REWRITE);
@@ -476,19 +476,19 @@ TEST(GraphRewrite, WhereToCastDtypeBugCaughtByCheck) {
   uopc_ctx_set_check(c, 0);
   uopc_node *bad = uopc_graph_rewrite(c, wb, b2i, nullptr, 0);
   ASSERT_NE(bad, nullptr);
-  EXPECT_EQ(bad->dtype, UOPC_I32);
+  EXPECT_EQ(bad->dtype, UOPC_DT_I32);
   uopc_ctx_set_check(c, 1);
   // the fix: constrain the dtype of the node replaced
   Matcher fixed({{"(where:i32 $c 1 0)", r_b2i, "where(c,1,0) -> cast"}});
   EXPECT_EQ(uopc_graph_rewrite(c, wb, fixed, nullptr, 0), wb);
-  EXPECT_EQ(uopc_graph_rewrite(c, wi, fixed, nullptr, 0), uopc_cast(c, cond, UOPC_I32));
+  EXPECT_EQ(uopc_graph_rewrite(c, wi, fixed, nullptr, 0), uopc_cast(c, cond, UOPC_DT_I32));
   EXPECT_EQ(uopc_ctx_error(c), nullptr) << c.err();
 }
 
 TEST(GraphRewrite, CheckCatchesShapeChanges) {
   Ctx c;
   int32_t s23[] = {2, 3}, s32[] = {3, 2};
-  uopc_node *x = uopc_param(c, 0, UOPC_F32, s23, 2);
+  uopc_node *x = uopc_param(c, 0, UOPC_DT_F32, s23, 2);
   uopc_node *r = uopc_reshape(c, x, s32, 2);
   ASSERT_NE(r, nullptr) << c.err();
   Matcher m({{"(reshape $x)", r_keep0, nullptr}});

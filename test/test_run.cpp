@@ -11,15 +11,15 @@ namespace {
 
 struct Run : ::testing::Test {
   Ctx c;
-  uopc_node *I(int64_t v) { return uopc_const_i(c, UOPC_I32, v); }
-  uopc_node *F(double v) { return uopc_const_f(c, UOPC_F32, v); }
+  uopc_node *I(int64_t v) { return uopc_const_i(c, UOPC_DT_I32, v); }
+  uopc_node *F(double v) { return uopc_const_f(c, UOPC_DT_F32, v); }
   uopc_node *stack(std::vector<uopc_node *> v) { return uopc_stack(c, v.data(), (uint32_t)v.size()); }
   uopc_node *ints(std::vector<int64_t> v) {
     std::vector<uopc_node *> n;
     for (auto x : v) n.push_back(I(x));
     return stack(n);
   }
-  uopc_node *p0 = uopc_param(c, 0, UOPC_I32, nullptr, 0);
+  uopc_node *p0 = uopc_param(c, 0, UOPC_DT_I32, nullptr, 0);
   std::string value(uopc_node *prog) {
     uopc_ctx_clear_error(c);
     uopc_node *r = uopc_run_value(c, prog);
@@ -58,7 +58,7 @@ TEST_F(Run, MovementAndReduce) {
   uopc_node *m = stack({row, row});
   uopc_node *e = uopc_mul_k(c, m, 2.0);  // reshape + expand of 2.0, as the .uir sugar builds it
   int32_t perm[] = {1, 0};
-  uopc_node *r = uopc_reduce(c, uopc_permute(c, e, perm, 2), UOPC_ADD, 1);
+  uopc_node *r = uopc_reduce(c, uopc_permute(c, e, perm, 2), UOPC_OP_ADD, 1);
   EXPECT_EQ(value(r), "[4.0, 8.0, 12.0]");
   int32_t sh[] = {1, 2}, s32[] = {0, 1, 1, 3};
   EXPECT_EQ(value(uopc_shrink(c, m, s32, 2)), "[[2.0, 3.0]]");
@@ -104,7 +104,7 @@ TEST_F(Run, StuckPrograms) {
 TEST_F(Run, FloatValuesPrintAtTheirPrecision) {
   EXPECT_EQ(value(stack({F(0.1)})), "[0.1]");
   EXPECT_EQ(value(uopc_add(c, F(0.1), F(0.2))), "0.3");
-  EXPECT_EQ(value(uopc_cast(c, F(-2.7), UOPC_I32)), "-2");
+  EXPECT_EQ(value(uopc_cast(c, F(-2.7), UOPC_DT_I32)), "-2");
 }
 
 static uopc_node *bind(uopc_ctx *c, uopc_node *const *b, void *ctx) {
@@ -113,7 +113,7 @@ static uopc_node *bind(uopc_ctx *c, uopc_node *const *b, void *ctx) {
 }
 
 TEST_F(Run, PartialEvaluationWithContext) {
-  uopc_node *p1 = uopc_param(c, 1, UOPC_I32, nullptr, 0);
+  uopc_node *p1 = uopc_param(c, 1, UOPC_DT_I32, nullptr, 0);
   uopc_node *e = uopc_add(c, uopc_mul(c, uopc_add(c, p0, I(2)), p1), uopc_mul(c, p0, I(0)));
   uopc_rule rules[] = {{"$p=(param)", bind, "bind"}};
   uopc_error err{};

@@ -12,13 +12,13 @@ namespace {
 
 struct Sym : ::testing::Test {
   Ctx c;
-  uopc_node *x = uopc_param(c, 0, UOPC_I32, nullptr, 0);
-  uopc_node *y = uopc_param(c, 1, UOPC_I32, nullptr, 0);
-  uopc_node *f = uopc_param(c, 2, UOPC_F32, nullptr, 0);
+  uopc_node *x = uopc_param(c, 0, UOPC_DT_I32, nullptr, 0);
+  uopc_node *y = uopc_param(c, 1, UOPC_DT_I32, nullptr, 0);
+  uopc_node *f = uopc_param(c, 2, UOPC_DT_F32, nullptr, 0);
   uopc_node *i = R(4, 0), *j = R(8, 1);
   uopc_node *R(int end, int idx) { return uopc_range(c, I(end), idx); }
-  uopc_node *I(int64_t v) { return uopc_const_i(c, UOPC_I32, v); }
-  uopc_node *F(double v) { return uopc_const_f(c, UOPC_F32, v); }
+  uopc_node *I(int64_t v) { return uopc_const_i(c, UOPC_DT_I32, v); }
+  uopc_node *F(double v) { return uopc_const_f(c, UOPC_DT_F32, v); }
   uopc_node *add(uopc_node *a, uopc_node *b) { return uopc_add(c, a, b); }
   uopc_node *mul(uopc_node *a, uopc_node *b) { return uopc_mul(c, a, b); }
   uopc_node *add(uopc_node *a, int b) { return uopc_add(c, a, I(b)); }
@@ -100,7 +100,7 @@ TEST_F(Sym, ComparisonsAndTheBoundsCatchAll) {
       {lt(i, 4), "True"},
       {lt(add(i, j), 11), "True"},
       {uopc_ne(c, i, I(5)), "True"},
-      {uopc_cast(c, lt(i, 5), UOPC_I32), "1"},
+      {uopc_cast(c, lt(i, 5), UOPC_DT_I32), "1"},
   });
 }
 
@@ -147,13 +147,13 @@ TEST_F(Sym, IncompletenessLeftAsIs) {
 TEST_F(Sym, Pitfalls) {
   uopc_node *e = uopc_add(c, F(16777217.0), F(2.0));
   uopc_node *r = uopc_simplify(c, e);
-  ASSERT_EQ(r->op, UOPC_CONST);
+  ASSERT_EQ(r->op, UOPC_OP_CONST);
   EXPECT_EQ(r->arg.f, 16777218.0);
   EXPECT_EQ(simp(mul(mul(x, 65536), 65536)), "0");
   // -0.0 + 0.0: folding first gives 0.0, identity first gives -0.0
   uopc_node *z = uopc_add(c, F(-0.0), F(0.0));
   uopc_node *a = uopc_graph_rewrite(c, z, uopc_rules_symbolic(), nullptr, 0);
-  ASSERT_EQ(a->op, UOPC_CONST);
+  ASSERT_EQ(a->op, UOPC_OP_CONST);
   EXPECT_FALSE(std::signbit(a->arg.f));
   size_t n;
   const uopc_rule *rules = uopc_rules_symbolic_table(&n);
@@ -163,7 +163,7 @@ TEST_F(Sym, Pitfalls) {
   uopc_matcher *m = uopc_matcher_new(rev.data(), rev.size(), &err);
   ASSERT_NE(m, nullptr) << err.msg;
   uopc_node *b = uopc_graph_rewrite(c, z, m, nullptr, 0);
-  ASSERT_EQ(b->op, UOPC_CONST);
+  ASSERT_EQ(b->op, UOPC_OP_CONST);
   EXPECT_TRUE(std::signbit(b->arg.f));
   uopc_matcher_free(m);
 }

@@ -125,8 +125,8 @@ TEST(Uir, CopyKernelIsTheDocsKernel) {
   uopc_error e;
   uopc_node *k = uopc_uir_parse_file(c, path.c_str(), &e);
   ASSERT_NE(k, nullptr) << e.msg;
-  uopc_node *A = uopc_buffer(c, 0, UOPC_F32, 32), *O = uopc_buffer(c, 1, UOPC_F32, 32);
-  uopc_node *i = uopc_range(c, uopc_const_i(c, UOPC_I32, 4), 0), *j = uopc_range(c, uopc_const_i(c, UOPC_I32, 8), 1);
+  uopc_node *A = uopc_buffer(c, 0, UOPC_DT_F32, 32), *O = uopc_buffer(c, 1, UOPC_DT_F32, 32);
+  uopc_node *i = uopc_range(c, uopc_const_i(c, UOPC_DT_I32, 4), 0), *j = uopc_range(c, uopc_const_i(c, UOPC_DT_I32, 8), 1);
   uopc_node *flat = uopc_add(c, uopc_mul_k(c, i, 8), j);
   uopc_node *row = uopc_mod_k(c, uopc_idiv_k(c, flat, 8), 4);
   uopc_node *idx = uopc_add(c, uopc_mul_k(c, row, 8), uopc_mod_k(c, flat, 8));
@@ -141,48 +141,48 @@ TEST(Uir, CopyKernelIsTheDocsKernel) {
 
 TEST(Uir, LiteralTyping) {
   Ctx c;
-  uopc_node *xf = uopc_param(c, 0, UOPC_F32, nullptr, 0);
-  uopc_node *xh = uopc_param(c, 1, UOPC_F16, nullptr, 0);
-  uopc_node *xb = uopc_param(c, 2, UOPC_BOOL, nullptr, 0);
+  uopc_node *xf = uopc_param(c, 0, UOPC_DT_F32, nullptr, 0);
+  uopc_node *xh = uopc_param(c, 1, UOPC_DT_F16, nullptr, 0);
+  uopc_node *xb = uopc_param(c, 2, UOPC_DT_BOOL, nullptr, 0);
   const std::string pf = "%x = param : slot=0 dtype=f32\n", ph = "%x = param : slot=1 dtype=f16\n",
                     pb = "%x = param : slot=2 dtype=bool\n";
   // an int literal next to a float node converts exactly
-  EXPECT_EQ(parse(c, pf + "%a = add %x, 2\n"), uopc_add(c, xf, uopc_const_f(c, UOPC_F32, 2.0)));
-  EXPECT_EQ(parse(c, pf + "%a = add 2, %x\n"), uopc_add(c, uopc_const_f(c, UOPC_F32, 2.0), xf));
-  EXPECT_EQ(parse(c, ph + "%a = mul %x, 16777217\n"), uopc_mul(c, xh, uopc_const_f(c, UOPC_F16, 16777217.0)));
+  EXPECT_EQ(parse(c, pf + "%a = add %x, 2\n"), uopc_add(c, xf, uopc_const_f(c, UOPC_DT_F32, 2.0)));
+  EXPECT_EQ(parse(c, pf + "%a = add 2, %x\n"), uopc_add(c, uopc_const_f(c, UOPC_DT_F32, 2.0), xf));
+  EXPECT_EQ(parse(c, ph + "%a = mul %x, 16777217\n"), uopc_mul(c, xh, uopc_const_f(c, UOPC_DT_F16, 16777217.0)));
   // a float literal stores the double it spells, at the sibling's dtype
-  EXPECT_EQ(parse(c, ph + "%a = add %x, 0.1\n"), uopc_add(c, xh, uopc_const_f(c, UOPC_F16, 0.1)));
+  EXPECT_EQ(parse(c, ph + "%a = add %x, 0.1\n"), uopc_add(c, xh, uopc_const_f(c, UOPC_DT_F16, 0.1)));
   // no node sibling: the spelling's dtype
-  EXPECT_EQ(parse(c, "%a = add 1, 2\n"), uopc_add(c, uopc_const_i(c, UOPC_I32, 1), uopc_const_i(c, UOPC_I32, 2)));
+  EXPECT_EQ(parse(c, "%a = add 1, 2\n"), uopc_add(c, uopc_const_i(c, UOPC_DT_I32, 1), uopc_const_i(c, UOPC_DT_I32, 2)));
   EXPECT_EQ(parse(c, "%a = add 1.0, 2.5\n"),
-            uopc_add(c, uopc_const_f(c, UOPC_F32, 1.0), uopc_const_f(c, UOPC_F32, 2.5)));
+            uopc_add(c, uopc_const_f(c, UOPC_DT_F32, 1.0), uopc_const_f(c, UOPC_DT_F32, 2.5)));
   EXPECT_EQ(parse(c, "%a = add True, False\n"),
-            uopc_add(c, uopc_const_i(c, UOPC_BOOL, 1), uopc_const_i(c, UOPC_BOOL, 0)));
-  EXPECT_EQ(parse(c, "%a = sqrt 2.0\n"), uopc_alu1(c, UOPC_SQRT, uopc_const_f(c, UOPC_F32, 2.0)));
+            uopc_add(c, uopc_const_i(c, UOPC_DT_BOOL, 1), uopc_const_i(c, UOPC_DT_BOOL, 0)));
+  EXPECT_EQ(parse(c, "%a = sqrt 2.0\n"), uopc_alu1(c, UOPC_OP_SQRT, uopc_const_f(c, UOPC_DT_F32, 2.0)));
   // STACK: the first node sibling, wherever it stands
-  uopc_node *st3[] = {uopc_const_f(c, UOPC_F16, 1), xh, uopc_const_f(c, UOPC_F16, 2.5)};
+  uopc_node *st3[] = {uopc_const_f(c, UOPC_DT_F16, 1), xh, uopc_const_f(c, UOPC_DT_F16, 2.5)};
   EXPECT_EQ(parse(c, ph + "%a = stack 1, %x, 2.5\n"), uopc_stack(c, st3, 3));
   // WHERE: the value operands type each other; the condition is bool
   EXPECT_EQ(parse(c, pb + "%y = param : slot=0 dtype=f32\n%a = where %x, 1, %y\n"),
-            uopc_where(c, xb, uopc_const_f(c, UOPC_F32, 1), xf));
+            uopc_where(c, xb, uopc_const_f(c, UOPC_DT_F32, 1), xf));
   EXPECT_EQ(parse(c, "%a = where True, 1, 2\n"),
-            uopc_where(c, uopc_const_i(c, UOPC_BOOL, 1), uopc_const_i(c, UOPC_I32, 1), uopc_const_i(c, UOPC_I32, 2)));
+            uopc_where(c, uopc_const_i(c, UOPC_DT_BOOL, 1), uopc_const_i(c, UOPC_DT_I32, 1), uopc_const_i(c, UOPC_DT_I32, 2)));
   // CMPLT takes the dtype of the compared node
-  EXPECT_EQ(parse(c, pf + "%a = cmplt %x, 3\n"), uopc_lt(c, xf, uopc_const_f(c, UOPC_F32, 3)));
+  EXPECT_EQ(parse(c, pf + "%a = cmplt %x, 3\n"), uopc_lt(c, xf, uopc_const_f(c, UOPC_DT_F32, 3)));
   // explicit constants of any dtype
-  EXPECT_EQ(parse(c, "%a = const 1.5 : dtype=f16\n"), uopc_const_f(c, UOPC_F16, 1.5));
-  EXPECT_EQ(parse(c, "%a = const 7 : dtype=f32\n"), uopc_const_f(c, UOPC_F32, 7.0));
-  EXPECT_EQ(parse(c, "%a = const True : dtype=bool\n"), uopc_const_i(c, UOPC_BOOL, 1));
-  EXPECT_EQ(parse(c, "%a = const -0.0 : dtype=f32\n"), uopc_const_f(c, UOPC_F32, -0.0));
+  EXPECT_EQ(parse(c, "%a = const 1.5 : dtype=f16\n"), uopc_const_f(c, UOPC_DT_F16, 1.5));
+  EXPECT_EQ(parse(c, "%a = const 7 : dtype=f32\n"), uopc_const_f(c, UOPC_DT_F32, 7.0));
+  EXPECT_EQ(parse(c, "%a = const True : dtype=bool\n"), uopc_const_i(c, UOPC_DT_BOOL, 1));
+  EXPECT_EQ(parse(c, "%a = const -0.0 : dtype=f32\n"), uopc_const_f(c, UOPC_DT_F32, -0.0));
   EXPECT_NE(parse(c, "%a = const -0.0 : dtype=f32\n"), parse(c, "%a = const 0.0 : dtype=f32\n"));
-  EXPECT_EQ(parse(c, "%a = const nan : dtype=f32\n"), uopc_const_f(c, UOPC_F32, -NAN));
-  EXPECT_EQ(parse(c, "%a = const -inf : dtype=f16\n"), uopc_const_f(c, UOPC_F16, -INFINITY));
-  EXPECT_EQ(parse(c, "%a = const 5e-324 : dtype=f32\n"), uopc_const_f(c, UOPC_F32, 5e-324));
-  EXPECT_EQ(parse(c, "%a = const -2147483648 : dtype=i32\n"), uopc_const_i(c, UOPC_I32, INT32_MIN));
+  EXPECT_EQ(parse(c, "%a = const nan : dtype=f32\n"), uopc_const_f(c, UOPC_DT_F32, -NAN));
+  EXPECT_EQ(parse(c, "%a = const -inf : dtype=f16\n"), uopc_const_f(c, UOPC_DT_F16, -INFINITY));
+  EXPECT_EQ(parse(c, "%a = const 5e-324 : dtype=f32\n"), uopc_const_f(c, UOPC_DT_F32, 5e-324));
+  EXPECT_EQ(parse(c, "%a = const -2147483648 : dtype=i32\n"), uopc_const_i(c, UOPC_DT_I32, INT32_MIN));
   // other ops: spelling (range end, index, call args, movement sources)
   const int32_t ones[] = {1, 1};
-  EXPECT_EQ(parse(c, "%a = reshape 2.0, (1, 1)\n"), uopc_reshape(c, uopc_const_f(c, UOPC_F32, 2), ones, 2));
-  EXPECT_EQ(parse(c, "%a = range 4 : idx=0\n"), uopc_range(c, uopc_const_i(c, UOPC_I32, 4), 0));
+  EXPECT_EQ(parse(c, "%a = reshape 2.0, (1, 1)\n"), uopc_reshape(c, uopc_const_f(c, UOPC_DT_F32, 2), ones, 2));
+  EXPECT_EQ(parse(c, "%a = range 4 : idx=0\n"), uopc_range(c, uopc_const_i(c, UOPC_DT_I32, 4), 0));
 }
 
 TEST(Uir, LenientSpellings) {
@@ -198,25 +198,25 @@ TEST(Uir, LenientSpellings) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(print(c, s), "%0 = stack 1, 2, 3\n%1 = shrink %0, ((0, 2),)\n");
   // names are [A-Za-z0-9_]+, digits first included; attributes in any order
-  EXPECT_EQ(parse(c, "%0x_ = param : dtype=i32 slot=0\n"), uopc_param(c, 0, UOPC_I32, nullptr, 0));
+  EXPECT_EQ(parse(c, "%0x_ = param : dtype=i32 slot=0\n"), uopc_param(c, 0, UOPC_DT_I32, nullptr, 0));
   // an empty shape is a scalar
-  EXPECT_EQ(parse(c, "%p = param : slot=0 dtype=i32 shape=()\n"), uopc_param(c, 0, UOPC_I32, nullptr, 0));
+  EXPECT_EQ(parse(c, "%p = param : slot=0 dtype=i32 shape=()\n"), uopc_param(c, 0, UOPC_DT_I32, nullptr, 0));
 }
 
 TEST(Uir, BroadcastSugar) {
   Ctx c;
   int32_t s23[] = {2, 3}, ones[] = {1, 1};
-  uopc_node *x = uopc_param(c, 0, UOPC_F32, s23, 2);
-  uopc_node *two = uopc_expand(c, uopc_reshape(c, uopc_const_f(c, UOPC_F32, 2), ones, 2), s23, 2);
+  uopc_node *x = uopc_param(c, 0, UOPC_DT_F32, s23, 2);
+  uopc_node *two = uopc_expand(c, uopc_reshape(c, uopc_const_f(c, UOPC_DT_F32, 2), ones, 2), s23, 2);
   std::string p = "%x = param : slot=0 dtype=f32 shape=(2, 3)\n";
   EXPECT_EQ(parse(c, p + "%y = mul %x, 2\n"), uopc_mul(c, x, two));
   EXPECT_EQ(parse(c, p + "%y = mul 2, %x\n"), uopc_mul(c, two, x));
   // a scalar node broadcasts too; the condition of WHERE as well
   std::string q = p + "%s = param : slot=1 dtype=f32\n%b = param : slot=2 dtype=bool\n";
-  uopc_node *s = uopc_param(c, 1, UOPC_F32, nullptr, 0), *b = uopc_param(c, 2, UOPC_BOOL, nullptr, 0);
+  uopc_node *s = uopc_param(c, 1, UOPC_DT_F32, nullptr, 0), *b = uopc_param(c, 2, UOPC_DT_BOOL, nullptr, 0);
   auto bc = [&](uopc_node *k) { return uopc_expand(c, uopc_reshape(c, k, ones, 2), s23, 2); };
   EXPECT_EQ(parse(c, q + "%y = add %s, %x\n"), uopc_add(c, bc(s), x));
-  EXPECT_EQ(parse(c, q + "%y = where %b, %x, 0\n"), uopc_where(c, bc(b), x, bc(uopc_const_f(c, UOPC_F32, 0))));
+  EXPECT_EQ(parse(c, q + "%y = where %b, %x, 0\n"), uopc_where(c, bc(b), x, bc(uopc_const_f(c, UOPC_DT_F32, 0))));
   // the printer writes the explicit lines, which read back to the same node
   uopc_node *u = parse(c, p + "%y = mul %x, 2\n");
   EXPECT_EQ(print(c, u),
@@ -234,20 +234,20 @@ TEST(Uir, BroadcastSugar) {
 
 TEST(Uir, PrinterInlinesWhereTypingGivesTheDtypeBack) {
   Ctx c;
-  uopc_node *h1 = uopc_const_f(c, UOPC_F16, 1.5), *h2 = uopc_const_f(c, UOPC_F16, 2.0);
+  uopc_node *h1 = uopc_const_f(c, UOPC_DT_F16, 1.5), *h2 = uopc_const_f(c, UOPC_DT_F16, 2.0);
   // f16 constants with no node sibling: the first gets a line
   EXPECT_EQ(print(c, uopc_add(c, h1, h2)), "%0 = const 1.5 : dtype=f16\n%1 = add %0, 2.0\n");
   // a constant root gets a line
-  EXPECT_EQ(print(c, uopc_const_i(c, UOPC_I32, 5)), "%0 = const 5 : dtype=i32\n");
-  EXPECT_EQ(print(c, uopc_const_f(c, UOPC_F32, 2)), "%0 = const 2.0 : dtype=f32\n");
+  EXPECT_EQ(print(c, uopc_const_i(c, UOPC_DT_I32, 5)), "%0 = const 5 : dtype=i32\n");
+  EXPECT_EQ(print(c, uopc_const_f(c, UOPC_DT_F32, 2)), "%0 = const 2.0 : dtype=f32\n");
   // an integral f32 constant inline is written as a float
-  uopc_node *f2 = uopc_const_f(c, UOPC_F32, 2), *f3 = uopc_const_f(c, UOPC_F32, 3);
+  uopc_node *f2 = uopc_const_f(c, UOPC_DT_F32, 2), *f3 = uopc_const_f(c, UOPC_DT_F32, 3);
   EXPECT_EQ(print(c, uopc_add(c, f2, f3)), "%0 = add 2.0, 3.0\n");
   // i32 constants in a STACK of constants only
-  uopc_node *is[] = {uopc_const_i(c, UOPC_I32, 1), uopc_const_i(c, UOPC_I32, -2)};
+  uopc_node *is[] = {uopc_const_i(c, UOPC_DT_I32, 1), uopc_const_i(c, UOPC_DT_I32, -2)};
   EXPECT_EQ(print(c, uopc_stack(c, is, 2)), "%0 = stack 1, -2\n");
   // a constant used in two places: inline where possible, a line elsewhere
-  uopc_node *hp = uopc_param(c, 0, UOPC_F16, nullptr, 0);
+  uopc_node *hp = uopc_param(c, 0, UOPC_DT_F16, nullptr, 0);
   uopc_node *both[] = {uopc_add(c, hp, h1), uopc_add(c, h1, h2)};
   uopc_node *st = uopc_stack(c, both, 2);
   EXPECT_EQ(print(c, st),
@@ -255,14 +255,14 @@ TEST(Uir, PrinterInlinesWhereTypingGivesTheDtypeBack) {
             "%4 = stack %2, %3\n");
   ExpectRoundTrip(c, st);
   // a STORE value keeps its spelling: an f16 value needs a line
-  uopc_node *buf = uopc_buffer(c, 0, UOPC_F16, 4), *zero = uopc_const_i(c, UOPC_I32, 0);
+  uopc_node *buf = uopc_buffer(c, 0, UOPC_DT_F16, 4), *zero = uopc_const_i(c, UOPC_DT_I32, 0);
   uopc_node *s16 = uopc_store(c, uopc_index(c, buf, &zero, 1), h1);
   EXPECT_EQ(print(c, s16),
             "%0 = buffer : slot=0 dtype=f16 shape=(4,)\n%1 = index %0, 0\n%2 = const 1.5 : dtype=f16\n"
             "%3 = store %1, %2\n");
   ExpectRoundTrip(c, s16);
   // call names: bare, or quoted when they are not [A-Za-z0-9_]+
-  uopc_node *p0 = uopc_param(c, 0, UOPC_I32, nullptr, 0), *seven = uopc_const_i(c, UOPC_I32, 7);
+  uopc_node *p0 = uopc_param(c, 0, UOPC_DT_I32, nullptr, 0), *seven = uopc_const_i(c, UOPC_DT_I32, 7);
   uopc_node *cl = uopc_call(c, p0, &seven, 1, "a \"b\"\\\x01\xff");
   EXPECT_EQ(print(c, cl), "%0 = param : slot=0 dtype=i32\n%1 = call %0, 7 : name=\"a \\\"b\\\"\\\\\\x01\\xff\"\n");
   ExpectRoundTrip(c, cl);
@@ -275,7 +275,7 @@ TEST(Uir, SpecialFloatConstantsRoundTrip) {
   const double vals[] = {0.0,      -0.0,    NAN,    INFINITY, -INFINITY, 5e-324,  -5e-324, 1e308, 1.7976931348623157e308,
                          1e-300,   0.1,     1.0 / 3, 2.0,      1e16,      1e-5,    65504,   65520, 3.4028235677973366e38,
                          1e39,     1.5e-45, 0x1p-24, 0x1p-25, 123456789.0, -2.5e-3, 1e15,    9007199254740993.0};
-  for (uopc_dtype t : {UOPC_F32, UOPC_F16})
+  for (uopc_dtype t : {UOPC_DT_F32, UOPC_DT_F16})
     for (double v : vals) {
       SCOPED_TRACE(fmt_d(v));
       uopc_node *k = uopc_const_f(c, t, v);
@@ -285,11 +285,11 @@ TEST(Uir, SpecialFloatConstantsRoundTrip) {
       ExpectRoundTrip(c, uopc_add(c, k, k));  // among constants only
     }
   for (int64_t v : {(int64_t)INT32_MIN, (int64_t)INT32_MAX, (int64_t)0, (int64_t)-1}) {
-    uopc_node *k = uopc_const_i(c, UOPC_I32, v);
+    uopc_node *k = uopc_const_i(c, UOPC_DT_I32, v);
     ExpectRoundTrip(c, k);
     ExpectRoundTrip(c, uopc_add(c, k, k));
   }
-  uopc_node *t = uopc_const_i(c, UOPC_BOOL, 1), *f = uopc_const_i(c, UOPC_BOOL, 0);
+  uopc_node *t = uopc_const_i(c, UOPC_DT_BOOL, 1), *f = uopc_const_i(c, UOPC_DT_BOOL, 0);
   ExpectRoundTrip(c, t);
   ExpectRoundTrip(c, uopc_where(c, t, f, t));
 }
@@ -328,8 +328,8 @@ struct Gen {
   uopc_dtype rand_dtype() { return (uopc_dtype)r(4); }
 
   uopc_node *konst(uopc_dtype t) {
-    if (t == UOPC_BOOL) return uopc_const_i(c, t, (int64_t)r(2));
-    if (t == UOPC_I32) return uopc_const_i(c, t, rand_i32());
+    if (t == UOPC_DT_BOOL) return uopc_const_i(c, t, (int64_t)r(2));
+    if (t == UOPC_DT_I32) return uopc_const_i(c, t, rand_i32());
     return uopc_const_f(c, t, rand_double());
   }
 
@@ -354,8 +354,8 @@ struct Gen {
     return m.empty() ? nullptr : m[r(m.size())];
   }
   uopc_node *scalar_i32() {
-    uopc_node *u = pick_where([](uopc_node *x) { return x->dtype == UOPC_I32 && x->ndim == 0; });
-    return u && coin(50) ? u : konst(UOPC_I32);
+    uopc_node *u = pick_where([](uopc_node *x) { return x->dtype == UOPC_DT_I32 && x->ndim == 0; });
+    return u && coin(50) ? u : konst(UOPC_DT_I32);
   }
 
   void add(uopc_node *u) {
@@ -364,8 +364,8 @@ struct Gen {
   }
 
   void step() {
-    static const uopc_op bin[] = {UOPC_ADD, UOPC_MUL, UOPC_MAX, UOPC_CMPLT, UOPC_CMPNE, UOPC_FLOORDIV, UOPC_FLOORMOD};
-    static const uopc_op un[] = {UOPC_RECIP, UOPC_EXP2, UOPC_LOG2, UOPC_SQRT, UOPC_SIN};
+    static const uopc_op bin[] = {UOPC_OP_ADD, UOPC_OP_MUL, UOPC_OP_MAX, UOPC_OP_CMPLT, UOPC_OP_CMPNE, UOPC_OP_FLOORDIV, UOPC_OP_FLOORMOD};
+    static const uopc_op un[] = {UOPC_OP_RECIP, UOPC_OP_EXP2, UOPC_OP_LOG2, UOPC_OP_SQRT, UOPC_OP_SIN};
     switch (r(17)) {
     case 0: add(konst(rand_dtype())); break;
     case 1: {
@@ -384,8 +384,8 @@ struct Gen {
     case 5: add(uopc_cast(c, pick(), rand_dtype())); break;
     case 6: {
       uopc_node *a = pick();
-      uopc_node *cond = a->ndim == 0 ? konst(UOPC_BOOL) : uopc_lt(c, a, like(a));
-      if (coin(30) && a->ndim == 0) cond = uopc_param(c, 5, UOPC_BOOL, nullptr, 0);
+      uopc_node *cond = a->ndim == 0 ? konst(UOPC_DT_BOOL) : uopc_lt(c, a, like(a));
+      if (coin(30) && a->ndim == 0) cond = uopc_param(c, 5, UOPC_DT_BOOL, nullptr, 0);
       add(uopc_where(c, cond, coin(50) ? a : like(a), like(a)));
       break;
     }
@@ -400,7 +400,7 @@ struct Gen {
     case 8: {
       uopc_node *x = pick();
       std::vector<uopc_node *> idx;
-      for (uint64_t i = 0, n = r((uint64_t)x->ndim + 1); i < n; i++) idx.push_back(coin(60) ? uopc_const_i(c, UOPC_I32, (int64_t)r(2)) : scalar_i32());
+      for (uint64_t i = 0, n = r((uint64_t)x->ndim + 1); i < n; i++) idx.push_back(coin(60) ? uopc_const_i(c, UOPC_DT_I32, (int64_t)r(2)) : scalar_i32());
       add(uopc_index(c, x, idx.data(), (uint32_t)idx.size()));
       break;
     }
@@ -460,19 +460,19 @@ struct Gen {
     }
     case 14: {  // REDUCE
       uopc_node *x = pick();
-      static const uopc_op rops[] = {UOPC_ADD, UOPC_MUL, UOPC_MAX};
+      static const uopc_op rops[] = {UOPC_OP_ADD, UOPC_OP_MUL, UOPC_OP_MAX};
       add(uopc_reduce(c, x, rops[r(3)], 1 + (int64_t)r(x->ndim ? x->ndim : 1)));
       break;
     }
     default: {  // a kernel: buffer, ranges, index arithmetic, load, store, end
       uopc_dtype t = rand_dtype();
       uopc_node *in = uopc_buffer(c, (int64_t)r(2), t, 12), *out = uopc_buffer(c, 2, t, 12);
-      uopc_node *i = uopc_range(c, uopc_const_i(c, UOPC_I32, 3), next_idx++);
-      uopc_node *j = uopc_range(c, uopc_const_i(c, UOPC_I32, 4), next_idx++);
+      uopc_node *i = uopc_range(c, uopc_const_i(c, UOPC_DT_I32, 3), next_idx++);
+      uopc_node *j = uopc_range(c, uopc_const_i(c, UOPC_DT_I32, 4), next_idx++);
       uopc_node *flat = uopc_add(c, uopc_mul_k(c, i, 4), j);
       uopc_node *src = coin(50) ? flat : uopc_mod_k(c, uopc_add_k(c, flat, 1), 12);
       uopc_node *v = uopc_load(c, uopc_index(c, in, &src, 1));
-      if (coin(50)) v = uopc_alu2(c, UOPC_MAX, v, like(v));
+      if (coin(50)) v = uopc_alu2(c, UOPC_OP_MAX, v, like(v));
       uopc_node *st = uopc_store(c, uopc_index(c, out, &flat, 1), coin(30) ? konst(t) : v);
       uopc_node *rs[] = {i, j};
       uopc_node *e = uopc_end(c, st, rs, coin(50) ? 2 : 1);
@@ -489,7 +489,7 @@ TEST(Uir, RandomGraphsRoundTrip) {
   for (uint64_t seed = 1; seed <= 150; seed++) {
     Ctx c;
     Gen g(c, seed);
-    g.add(uopc_param(c, 0, UOPC_I32, nullptr, 0));
+    g.add(uopc_param(c, 0, UOPC_DT_I32, nullptr, 0));
     for (int i = 0; i < 60; i++) g.step();
     SCOPED_TRACE("seed " + std::to_string(seed));
     for (uopc_node *u : g.pool) {
@@ -614,7 +614,7 @@ TEST(Uir, NulBytesAndTheLengthArgument) {
   const char text[] = "%a = add 1, 2\n%b = add %a, 3\nGARBAGE";
   uopc_node *u = uopc_uir_parse(c, text, sizeof text - 1 - 7, "t.uir", &e);
   ASSERT_NE(u, nullptr) << e.msg;
-  EXPECT_EQ(u->op, UOPC_ADD);
+  EXPECT_EQ(u->op, UOPC_OP_ADD);
   // a last line without '\n' counts
   u = parse(c, "%a = add 1, 2");
   ASSERT_NE(u, nullptr);
@@ -802,44 +802,44 @@ TEST(Uir, FormatScalarAtTheDtypesPrecision) {
     uopc_dtype t;
     const char *s;
   } cases[] = {
-      {0.1, UOPC_F32, "0.1"},
-      {0.30000001192092896, UOPC_F32, "0.3"},
-      {(double)(0.1f + 0.2f), UOPC_F32, "0.3"},
-      {0.3, UOPC_F32, "0.3"},
-      {2.0, UOPC_F32, "2.0"},
-      {1e16, UOPC_F32, "1e+16"},
-      {1e-5, UOPC_F32, "1e-05"},
-      {0.0001, UOPC_F32, "0.0001"},
-      {16777216.0, UOPC_F32, "16777216.0"},
-      {16777217.0, UOPC_F32, "16777216.0"},
-      {123456789.0, UOPC_F32, "123456790.0"},
-      {3.4028234663852886e38, UOPC_F32, "3.4028235e+38"},
-      {3.5e38, UOPC_F32, "inf"},
-      {0x1p-149, UOPC_F32, "1e-45"},
-      {0x1p-150, UOPC_F32, "0.0"},
-      {1.0 / 3, UOPC_F32, "0.33333334"},
-      {-0.0, UOPC_F32, "-0.0"},
-      {NAN, UOPC_F32, "nan"},
-      {-INFINITY, UOPC_F32, "-inf"},
-      {0x1p-126, UOPC_F32, "1.1754944e-38"},
-      {65504.0, UOPC_F16, "65500.0"},  // 65500 reads back as 65504, the largest f16 (numpy agrees)
-      {65519.0, UOPC_F16, "65500.0"},
-      {65520.0, UOPC_F16, "inf"},
-      {0.1, UOPC_F16, "0.1"},
-      {1.0 / 3, UOPC_F16, "0.3333"},
-      {2049.0, UOPC_F16, "2048.0"},
-      {2051.0, UOPC_F16, "2052.0"},
-      {0x1p-24, UOPC_F16, "6e-08"},
-      {0x1p-14, UOPC_F16, "6.104e-05"},
-      {1000.0, UOPC_F16, "1000.0"},
-      {4097.0, UOPC_F16, "4096.0"},
-      {0.0001, UOPC_F16, "0.0001"},
-      {-0.0, UOPC_F16, "-0.0"},
-      {1.0, UOPC_BOOL, "True"},
-      {0.0, UOPC_BOOL, "False"},
-      {-2147483648.0, UOPC_I32, "-2147483648"},
-      {2147483647.0, UOPC_I32, "2147483647"},
-      {0.0, UOPC_I32, "0"},
+      {0.1, UOPC_DT_F32, "0.1"},
+      {0.30000001192092896, UOPC_DT_F32, "0.3"},
+      {(double)(0.1f + 0.2f), UOPC_DT_F32, "0.3"},
+      {0.3, UOPC_DT_F32, "0.3"},
+      {2.0, UOPC_DT_F32, "2.0"},
+      {1e16, UOPC_DT_F32, "1e+16"},
+      {1e-5, UOPC_DT_F32, "1e-05"},
+      {0.0001, UOPC_DT_F32, "0.0001"},
+      {16777216.0, UOPC_DT_F32, "16777216.0"},
+      {16777217.0, UOPC_DT_F32, "16777216.0"},
+      {123456789.0, UOPC_DT_F32, "123456790.0"},
+      {3.4028234663852886e38, UOPC_DT_F32, "3.4028235e+38"},
+      {3.5e38, UOPC_DT_F32, "inf"},
+      {0x1p-149, UOPC_DT_F32, "1e-45"},
+      {0x1p-150, UOPC_DT_F32, "0.0"},
+      {1.0 / 3, UOPC_DT_F32, "0.33333334"},
+      {-0.0, UOPC_DT_F32, "-0.0"},
+      {NAN, UOPC_DT_F32, "nan"},
+      {-INFINITY, UOPC_DT_F32, "-inf"},
+      {0x1p-126, UOPC_DT_F32, "1.1754944e-38"},
+      {65504.0, UOPC_DT_F16, "65500.0"},  // 65500 reads back as 65504, the largest f16 (numpy agrees)
+      {65519.0, UOPC_DT_F16, "65500.0"},
+      {65520.0, UOPC_DT_F16, "inf"},
+      {0.1, UOPC_DT_F16, "0.1"},
+      {1.0 / 3, UOPC_DT_F16, "0.3333"},
+      {2049.0, UOPC_DT_F16, "2048.0"},
+      {2051.0, UOPC_DT_F16, "2052.0"},
+      {0x1p-24, UOPC_DT_F16, "6e-08"},
+      {0x1p-14, UOPC_DT_F16, "6.104e-05"},
+      {1000.0, UOPC_DT_F16, "1000.0"},
+      {4097.0, UOPC_DT_F16, "4096.0"},
+      {0.0001, UOPC_DT_F16, "0.0001"},
+      {-0.0, UOPC_DT_F16, "-0.0"},
+      {1.0, UOPC_DT_BOOL, "True"},
+      {0.0, UOPC_DT_BOOL, "False"},
+      {-2147483648.0, UOPC_DT_I32, "-2147483648"},
+      {2147483647.0, UOPC_DT_I32, "2147483647"},
+      {0.0, UOPC_DT_I32, "0"},
   };
   for (auto &c : cases) EXPECT_EQ(fmt_s(c.v, c.t), c.s) << c.s;
 }
@@ -860,15 +860,15 @@ TEST(Uir, FormatReadsBackAndIsShortest) {
     double d;
     memcpy(&d, &bits, sizeof d);
     if (!std::isfinite(d) || d == 0) continue;
-    for (uopc_dtype t : {UOPC_F32, UOPC_F16, UOPC_VOID}) {
+    for (uopc_dtype t : {UOPC_DT_F32, UOPC_DT_F16, UOPC_DT_VOID}) {
       int ex;
-      double x = t == UOPC_F32   ? uopc_round_f32(d)
-                 : t == UOPC_F16 ? uopc_round_f16(ldexp(frexp(d, &ex), (int)(rng() % 42) - 25))
+      double x = t == UOPC_DT_F32   ? uopc_round_f32(d)
+                 : t == UOPC_DT_F16 ? uopc_round_f16(ldexp(frexp(d, &ex), (int)(rng() % 42) - 25))
                                  : d;
       if (!std::isfinite(x) || x == 0) continue;
-      std::string s = t == UOPC_VOID ? fmt_d(x) : fmt_s(x, t);
+      std::string s = t == UOPC_DT_VOID ? fmt_d(x) : fmt_s(x, t);
       double back = strtod(s.c_str(), nullptr);
-      double br = t == UOPC_F32 ? uopc_round_f32(back) : t == UOPC_F16 ? uopc_round_f16(back) : back;
+      double br = t == UOPC_DT_F32 ? uopc_round_f32(back) : t == UOPC_DT_F16 ? uopc_round_f16(back) : back;
       ASSERT_EQ(br, x) << s;
       // one digit fewer never reads back
       int n = digits(s);
@@ -883,7 +883,7 @@ TEST(Uir, FormatReadsBackAndIsShortest) {
           double cand = y + dir * ulp;
           snprintf(buf, sizeof buf, "%.*e", n - 2, cand);
           double z = strtod(buf, nullptr);
-          double zr = t == UOPC_F32 ? uopc_round_f32(z) : t == UOPC_F16 ? uopc_round_f16(z) : z;
+          double zr = t == UOPC_DT_F32 ? uopc_round_f32(z) : t == UOPC_DT_F16 ? uopc_round_f16(z) : z;
           if (zr == x) found = true;
         }
         ASSERT_FALSE(found) << s << " is not the shortest (" << buf << ")";

@@ -152,9 +152,9 @@ static void print_buffer(cli *k, uint32_t s, uopc_dtype t, const void *p, int64_
   for (int64_t i = 0; i < len; i++) {
     double v;
     switch (t) {
-    case UOPC_BOOL: v = ((const uint8_t *)p)[i] != 0; break;
-    case UOPC_I32: v = ((const int32_t *)p)[i]; break;
-    case UOPC_F16: v = uopc_f16_to_double(((const uint16_t *)p)[i]); break;
+    case UOPC_DT_BOOL: v = ((const uint8_t *)p)[i] != 0; break;
+    case UOPC_DT_I32: v = ((const int32_t *)p)[i]; break;
+    case UOPC_DT_F16: v = uopc_f16_to_double(((const uint16_t *)p)[i]); break;
     default: v = ((const float *)p)[i]; break;
     }
     char num[40];
@@ -347,14 +347,14 @@ int cmd_fuzz(cli *k, int argc, char **argv) {
     for (size_t j = 0; j < n && j < sizeof low - 1; j++) low[j] = (char)(op_s[j] >= 'A' && op_s[j] <= 'Z' ? op_s[j] + 32 : op_s[j]);
     low[n < sizeof low - 1 ? n : sizeof low - 1] = 0;
     op = n < sizeof low ? uopc_op_parse(low, strlen(low)) : -1;
-    if (op < 0 || !(uopc_op_flags((uopc_op)op) & UOPC_F_ALU)) return verb_usage("fuzz", "--op: '%s' is not an ALU op", op_s);
+    if (op < 0 || !(uopc_op_flags((uopc_op)op) & UOPC_OPF_ALU)) return verb_usage("fuzz", "--op: '%s' is not an ALU op", op_s);
   }
   if (dt_s) {
     const char *colon = strchr(dt_s, ':');
     size_t n1 = colon ? (size_t)(colon - dt_s) : strlen(dt_s);
     din = uopc_dtype_parse(dt_s, n1);
     if (colon) dout = uopc_dtype_parse(colon + 1, strlen(colon + 1));
-    if (din < 0 || din == UOPC_VOID || (colon && (dout < 0 || dout == UOPC_VOID)))
+    if (din < 0 || din == UOPC_DT_VOID || (colon && (dout < 0 || dout == UOPC_DT_VOID)))
       return verb_usage("fuzz", "--dtype takes bool, i32, f32, f16 or IN:OUT (f32:i32), not '%s'", dt_s);
   }
   size_t np, sel[64], ns = 0;

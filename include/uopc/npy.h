@@ -34,7 +34,7 @@ extern "C" {
 typedef struct uopc_npy {
   uopc_dtype dtype;
   uint32_t ndim;                  /* 0 for a scalar */
-  int64_t shape[UOPC_MAX_DIMS];
+  int64_t shape[UOPC_LIMIT_DIMS];
   int64_t count;                  /* product of the shape (1 for a scalar) */
   void *data;                     /* count * uopc_dtype_size(dtype) bytes,
                                      64-byte aligned; NULL when count is 0 */

@@ -95,11 +95,11 @@ UOPC_API uopc_node *uopc_matcher_rewrite(const uopc_matcher *m, uopc_ctx *c, uop
 /* ---- graph_rewrite ------------------------------------------------------ */
 
 /* Default step limit of graph_rewrite. */
-#define UOPC_MAX_STEPS 10000000u
+#define UOPC_LIMIT_STEPS 10000000u
 
 /* Bottom-up, memoized, iterative rewrite to a fixed point (seed 2.4):
    sources are rewritten before their users, a rule's result is rewritten
-   again, each node is processed once.  max_steps 0 means UOPC_MAX_STEPS.
+   again, each node is processed once.  max_steps 0 means UOPC_LIMIT_STEPS.
    Returns the normal form of root, or NULL with the context's error set
    ("graph_rewrite did not converge (a rule loops?)" after max_steps rule
    applications, or the error a rule or constructor recorded). */

@@ -29,9 +29,9 @@ extern "C" {
 #define UOPC_API __attribute__((visibility("default")))
 
 /* Largest rank of a shape. */
-#define UOPC_MAX_DIMS 64
+#define UOPC_LIMIT_DIMS 64
 /* Largest element count of a shape (indices are i32). */
-#define UOPC_MAX_ELEMS 2147483647LL
+#define UOPC_LIMIT_ELEMS 2147483647LL
 
 typedef struct uopc_ctx uopc_ctx;
 typedef struct uopc_node uopc_node;
@@ -44,7 +44,7 @@ typedef struct uopc_node uopc_node;
  *   RESHAPE EXPAND v[0..n) = the new shape
  *   PERMUTE        v[0..n) = the permutation
  *   SHRINK         v[0..2n) = b0, e0, b1, e1, ...  (n = number of axes)
- *   REDUCE         rop = UOPC_ADD, UOPC_MUL or UOPC_MAX;  i = pop (K)
+ *   REDUCE         rop = UOPC_OP_ADD, UOPC_OP_MUL or UOPC_OP_MAX;  i = pop (K)
  *   CALL           name = optional name (NULL: none)
  * Unused fields are zero.  Constructors copy v and name into the context. */
 typedef struct uopc_arg {
@@ -120,7 +120,7 @@ UOPC_API const char *uopc_op_spelling(uopc_op op);
 UOPC_API int uopc_op_parse(const char *s, size_t len);
 /* Arity, -1 for any number. */
 UOPC_API int uopc_op_arity(uopc_op op);
-/* UOPC_F_* flags. */
+/* UOPC_OPF_* flags. */
 UOPC_API unsigned uopc_op_flags(uopc_op op);
 /* "bool", "i32", "f32", "f16", "void" */
 UOPC_API const char *uopc_dtype_name(uopc_dtype t);
@@ -132,7 +132,7 @@ UOPC_API int uopc_dtype_is_float(uopc_dtype t);
 /* ---- construction ------------------------------------------------------- */
 
 /* The general constructor.  dtype is needed for CONST, PARAM, BUFFER and
-   CAST (the target); for every other op pass UOPC_VOID and it is inferred
+   CAST (the target); for every other op pass UOPC_DT_VOID and it is inferred
    (passing the inferred dtype is also accepted).  Shape and dtype are
    inferred from sources and arg and checked; on any violation returns NULL
    with an error naming the op and the problem.  arg may be NULL (all zero). */
@@ -192,7 +192,7 @@ UOPC_API uopc_node *uopc_expand(uopc_ctx *c, uopc_node *x, const int32_t *shape,
 UOPC_API uopc_node *uopc_permute(uopc_ctx *c, uopc_node *x, const int32_t *perm, uint32_t ndim);
 /* bounds: b0, e0, b1, e1, ... for each of the ndim axes. */
 UOPC_API uopc_node *uopc_shrink(uopc_ctx *c, uopc_node *x, const int32_t *bounds, uint32_t ndim);
-/* rop: UOPC_ADD, UOPC_MUL or UOPC_MAX; reduces the last pop axes. */
+/* rop: UOPC_OP_ADD, UOPC_OP_MUL or UOPC_OP_MAX; reduces the last pop axes. */
 UOPC_API uopc_node *uopc_reduce(uopc_ctx *c, uopc_node *x, uopc_op rop, int64_t pop);
 
 UOPC_API uopc_node *uopc_load(uopc_ctx *c, uopc_node *addr);

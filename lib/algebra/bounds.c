@@ -13,7 +13,7 @@ typedef struct iv {
   int64_t lo, hi;
 } iv;
 
-static inline int is_float(unsigned t) { return t == UOPC_F32 || t == UOPC_F16; }
+static inline int is_float(unsigned t) { return t == UOPC_DT_F32 || t == UOPC_DT_F16; }
 
 static const unsigned op_flags[] = {
 #define X(N, s, a, f) f,
@@ -23,8 +23,8 @@ static const unsigned op_flags[] = {
 
 static iv full(uopc_dtype t) {
   switch (t) {
-  case UOPC_BOOL: return (iv){0, 1};
-  case UOPC_I32: return (iv){INT32_MIN, INT32_MAX};
+  case UOPC_DT_BOOL: return (iv){0, 1};
+  case UOPC_DT_I32: return (iv){INT32_MIN, INT32_MAX};
   default: return (iv){INT64_MIN, INT64_MAX};
   }
 }
@@ -42,47 +42,47 @@ static iv get(const uopc_node *u) { return (iv){u->vmin, u->vmax}; }
 /* The interval of u from its sources' (already computed) intervals. */
 static iv compute(const uopc_node *u) {
   uopc_dtype d = (uopc_dtype)u->dtype;
-  if (u->op == UOPC_CONST) return is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
-  if (u->op == UOPC_RANGE) return (iv){0, max2(0, u->src[0]->vmax - 1)};
-  if (is_float(d) || u->ndim != 0 || d == UOPC_VOID) return full(d);
-  if (u->op == UOPC_CAST && u->src[0]->dtype == UOPC_BOOL) return get(u->src[0]);
-  if (u->op == UOPC_WHERE) {
+  if (u->op == UOPC_OP_CONST) return is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
+  if (u->op == UOPC_OP_RANGE) return (iv){0, max2(0, u->src[0]->vmax - 1)};
+  if (is_float(d) || u->ndim != 0 || d == UOPC_DT_VOID) return full(d);
+  if (u->op == UOPC_OP_CAST && u->src[0]->dtype == UOPC_DT_BOOL) return get(u->src[0]);
+  if (u->op == UOPC_OP_WHERE) {
     iv c = get(u->src[0]), a = get(u->src[1]), b = get(u->src[2]);
     if (c.lo) return a;
     if (!c.hi) return b;
     return (iv){min2(a.lo, b.lo), max2(a.hi, b.hi)};
   }
-  if (!(op_flags[u->op] & UOPC_F_ALU) || u->nsrc != 2) return full(d);
+  if (!(op_flags[u->op] & UOPC_OPF_ALU) || u->nsrc != 2) return full(d);
   iv a = get(u->src[0]), b = get(u->src[1]);
   int operands_float = is_float(u->src[0]->dtype);
-  if (d == UOPC_BOOL && !(u->op == UOPC_CMPLT || u->op == UOPC_CMPNE)) {
+  if (d == UOPC_DT_BOOL && !(u->op == UOPC_OP_CMPLT || u->op == UOPC_OP_CMPNE)) {
     switch (u->op) { /* bool: add is or, mul is and, max is or */
-    case UOPC_ADD: case UOPC_MAX: return (iv){a.lo | b.lo, a.hi | b.hi};
-    case UOPC_MUL: return (iv){a.lo & b.lo, a.hi & b.hi};
+    case UOPC_OP_ADD: case UOPC_OP_MAX: return (iv){a.lo | b.lo, a.hi | b.hi};
+    case UOPC_OP_MUL: return (iv){a.lo & b.lo, a.hi & b.hi};
     default: return full(d);
     }
   }
   switch (u->op) {
-  case UOPC_ADD: return (iv){a.lo + b.lo, a.hi + b.hi};
-  case UOPC_MUL: {
+  case UOPC_OP_ADD: return (iv){a.lo + b.lo, a.hi + b.hi};
+  case UOPC_OP_MUL: {
     int64_t p[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
     iv r = {p[0], p[0]};
     for (int i = 1; i < 4; i++) r.lo = min2(r.lo, p[i]), r.hi = max2(r.hi, p[i]);
     return r;
   }
-  case UOPC_MAX: return (iv){max2(a.lo, b.lo), max2(a.hi, b.hi)};
-  case UOPC_FLOORDIV:
+  case UOPC_OP_MAX: return (iv){max2(a.lo, b.lo), max2(a.hi, b.hi)};
+  case UOPC_OP_FLOORDIV:
     if (b.lo == b.hi && b.lo > 0) return (iv){fdiv(a.lo, b.lo), fdiv(a.hi, b.lo)};
     return full(d);
-  case UOPC_FLOORMOD:
+  case UOPC_OP_FLOORMOD:
     if (b.lo == b.hi && b.lo > 0) return (0 <= a.lo && a.hi < b.lo) ? a : (iv){0, b.lo - 1};
     return full(d);
-  case UOPC_CMPLT:
+  case UOPC_OP_CMPLT:
     if (operands_float) return full(d);
     if (a.hi < b.lo) return (iv){1, 1};
     if (a.lo >= b.hi) return (iv){0, 0};
     return (iv){0, 1};
-  case UOPC_CMPNE:
+  case UOPC_OP_CMPNE:
     if (operands_float) return full(d);
     if (a.hi < b.lo || b.hi < a.lo) return (iv){1, 1};
     if (a.lo == a.hi && b.lo == b.hi && a.lo == b.lo) return (iv){0, 0};
@@ -94,7 +94,7 @@ static iv compute(const uopc_node *u) {
 static void set(uopc_node *u) {
   iv r = compute(u);
   iv f = full((uopc_dtype)u->dtype);
-  if ((u->dtype == UOPC_I32 || u->dtype == UOPC_BOOL) && (r.lo < f.lo || r.hi > f.hi)) r = f; /* might wrap */
+  if ((u->dtype == UOPC_DT_I32 || u->dtype == UOPC_DT_BOOL) && (r.lo < f.lo || r.hi > f.hi)) r = f; /* might wrap */
   u->vmin = r.lo;
   u->vmax = r.hi;
   u->flags |= UOPC_NF_BOUNDS;

@@ -21,41 +21,41 @@
 #endif
 
 static int is_value_dtype(uopc_dtype t) {
-  return t == UOPC_BOOL || t == UOPC_I32 || t == UOPC_F32 || t == UOPC_F16;
+  return t == UOPC_DT_BOOL || t == UOPC_DT_I32 || t == UOPC_DT_F32 || t == UOPC_DT_F16;
 }
 
-static int is_float_dtype(uopc_dtype t) { return t == UOPC_F32 || t == UOPC_F16; }
+static int is_float_dtype(uopc_dtype t) { return t == UOPC_DT_F32 || t == UOPC_DT_F16; }
 
 /* The (op, out_t, in_t) triples exec_alu computes; everything else gives 0.
    Mirrors the opcode table of docs/uir.md. */
 static int in_domain(uopc_op op, uopc_dtype out_t, uopc_dtype in_t) {
   if (!is_value_dtype(in_t) || !is_value_dtype(out_t)) return 0;
   switch (op) {
-  case UOPC_ADD:
-  case UOPC_MUL:
-  case UOPC_MAX:
-  case UOPC_WHERE: return out_t == in_t;
-  case UOPC_CMPLT:
-  case UOPC_CMPNE: return out_t == UOPC_BOOL;
-  case UOPC_FLOORDIV:
-  case UOPC_FLOORMOD: return out_t == UOPC_I32 && in_t == UOPC_I32;
-  case UOPC_RECIP:
-  case UOPC_EXP2:
-  case UOPC_LOG2:
-  case UOPC_SQRT:
-  case UOPC_SIN: return out_t == in_t && is_float_dtype(in_t);
-  case UOPC_CAST: return 1;
+  case UOPC_OP_ADD:
+  case UOPC_OP_MUL:
+  case UOPC_OP_MAX:
+  case UOPC_OP_WHERE: return out_t == in_t;
+  case UOPC_OP_CMPLT:
+  case UOPC_OP_CMPNE: return out_t == UOPC_DT_BOOL;
+  case UOPC_OP_FLOORDIV:
+  case UOPC_OP_FLOORMOD: return out_t == UOPC_DT_I32 && in_t == UOPC_DT_I32;
+  case UOPC_OP_RECIP:
+  case UOPC_OP_EXP2:
+  case UOPC_OP_LOG2:
+  case UOPC_OP_SQRT:
+  case UOPC_OP_SIN: return out_t == in_t && is_float_dtype(in_t);
+  case UOPC_OP_CAST: return 1;
   default: return 0;
   }
 }
 
 static int is_unary(uopc_op op) {
-  return op == UOPC_RECIP || op == UOPC_EXP2 || op == UOPC_LOG2 || op == UOPC_SQRT || op == UOPC_SIN ||
-         op == UOPC_CAST;
+  return op == UOPC_OP_RECIP || op == UOPC_OP_EXP2 || op == UOPC_OP_LOG2 || op == UOPC_OP_SQRT || op == UOPC_OP_SIN ||
+         op == UOPC_OP_CAST;
 }
 
 static double round_to(uopc_dtype t, double x) {
-  return t == UOPC_F16 ? uopc_round_f16(x) : uopc_round_f32(x);
+  return t == UOPC_DT_F16 ? uopc_round_f16(x) : uopc_round_f32(x);
 }
 
 static int put_int(uopc_val *out, int64_t v) {
@@ -76,22 +76,22 @@ static int put_float(uopc_dtype t, uopc_val *out, double x) {
 /* Float operands a, b already rounded to in_t. */
 static int float_op(uopc_op op, uopc_dtype out_t, double a, double b, int cond, uopc_val *out) {
   switch (op) {
-  case UOPC_ADD: return put_float(out_t, out, a + b);
-  case UOPC_MUL: return put_float(out_t, out, a * b);
-  case UOPC_MAX: return put_float(out_t, out, b > a ? b : a);
-  case UOPC_CMPLT: return put_int(out, a < b);
-  case UOPC_CMPNE: return put_int(out, a != b);
-  case UOPC_WHERE: return put_float(out_t, out, cond ? a : b);
+  case UOPC_OP_ADD: return put_float(out_t, out, a + b);
+  case UOPC_OP_MUL: return put_float(out_t, out, a * b);
+  case UOPC_OP_MAX: return put_float(out_t, out, b > a ? b : a);
+  case UOPC_OP_CMPLT: return put_int(out, a < b);
+  case UOPC_OP_CMPNE: return put_int(out, a != b);
+  case UOPC_OP_WHERE: return put_float(out_t, out, cond ? a : b);
   /* 1/0 is decided here: ISO C leaves float division by zero undefined. */
-  case UOPC_RECIP: return put_float(out_t, out, a == 0.0 ? copysign(INFINITY, a) : 1.0 / a);
-  case UOPC_SQRT: return put_float(out_t, out, sqrt(a));
-  case UOPC_EXP2: return put_float(out_t, out, exp2(a));
-  case UOPC_LOG2: return put_float(out_t, out, log2(a));
-  case UOPC_SIN: return put_float(out_t, out, sin(a));
-  case UOPC_CAST:
+  case UOPC_OP_RECIP: return put_float(out_t, out, a == 0.0 ? copysign(INFINITY, a) : 1.0 / a);
+  case UOPC_OP_SQRT: return put_float(out_t, out, sqrt(a));
+  case UOPC_OP_EXP2: return put_float(out_t, out, exp2(a));
+  case UOPC_OP_LOG2: return put_float(out_t, out, log2(a));
+  case UOPC_OP_SIN: return put_float(out_t, out, sin(a));
+  case UOPC_OP_CAST:
     switch (out_t) {
-    case UOPC_BOOL: return put_int(out, a != 0.0);   /* NaN != 0 */
-    case UOPC_I32: {
+    case UOPC_DT_BOOL: return put_int(out, a != 0.0);   /* NaN != 0 */
+    case UOPC_DT_I32: {
       if (!isfinite(a)) return 0;
       double t = trunc(a);
       if (t < -2147483648.0 || t > 2147483647.0) return 0;
@@ -106,26 +106,26 @@ static int float_op(uopc_op op, uopc_dtype out_t, double a, double b, int cond, 
 /* i32 operands a, b (already wrapped); also used for bool casts' sources. */
 static int i32_op(uopc_op op, uopc_dtype out_t, int64_t a, int64_t b, int cond, uopc_val *out) {
   switch (op) {
-  case UOPC_ADD: return put_int(out, uopc_wrap_i32(a + b));
-  case UOPC_MUL: return put_int(out, uopc_wrap_i32(a * b));   /* |a*b| <= 2^62 */
-  case UOPC_MAX: return put_int(out, b > a ? b : a);
-  case UOPC_CMPLT: return put_int(out, a < b);
-  case UOPC_CMPNE: return put_int(out, a != b);
-  case UOPC_WHERE: return put_int(out, cond ? a : b);
-  case UOPC_FLOORDIV:
-  case UOPC_FLOORMOD: {
+  case UOPC_OP_ADD: return put_int(out, uopc_wrap_i32(a + b));
+  case UOPC_OP_MUL: return put_int(out, uopc_wrap_i32(a * b));   /* |a*b| <= 2^62 */
+  case UOPC_OP_MAX: return put_int(out, b > a ? b : a);
+  case UOPC_OP_CMPLT: return put_int(out, a < b);
+  case UOPC_OP_CMPNE: return put_int(out, a != b);
+  case UOPC_OP_WHERE: return put_int(out, cond ? a : b);
+  case UOPC_OP_FLOORDIV:
+  case UOPC_OP_FLOORMOD: {
     if (b == 0 || (a == INT32_MIN && b == -1)) return 0;   /* C traps (SIGFPE on x86) */
     int64_t q = a / b, r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) {   /* C truncated; floor instead */
       q -= 1;
       r += b;
     }
-    return put_int(out, op == UOPC_FLOORDIV ? q : r);
+    return put_int(out, op == UOPC_OP_FLOORDIV ? q : r);
   }
-  case UOPC_CAST:
+  case UOPC_OP_CAST:
     switch (out_t) {
-    case UOPC_BOOL: return put_int(out, a != 0);
-    case UOPC_I32: return put_int(out, a);
+    case UOPC_DT_BOOL: return put_int(out, a != 0);
+    case UOPC_DT_I32: return put_int(out, a);
     default: return put_float(out_t, out, (double)a);   /* exact in double; one rounding */
     }
   default: return 0;
@@ -134,13 +134,13 @@ static int i32_op(uopc_op op, uopc_dtype out_t, int64_t a, int64_t b, int cond, 
 
 static int bool_op(uopc_op op, uopc_dtype out_t, int64_t a, int64_t b, int cond, uopc_val *out) {
   switch (op) {
-  case UOPC_ADD:
-  case UOPC_MAX: return put_int(out, a | b);
-  case UOPC_MUL: return put_int(out, a & b);
-  case UOPC_CMPLT: return put_int(out, a < b);
-  case UOPC_CMPNE: return put_int(out, a != b);
-  case UOPC_WHERE: return put_int(out, cond ? a : b);
-  case UOPC_CAST: return i32_op(op, out_t, a, 0, 0, out);   /* 0/1 as an integer */
+  case UOPC_OP_ADD:
+  case UOPC_OP_MAX: return put_int(out, a | b);
+  case UOPC_OP_MUL: return put_int(out, a & b);
+  case UOPC_OP_CMPLT: return put_int(out, a < b);
+  case UOPC_OP_CMPNE: return put_int(out, a != b);
+  case UOPC_OP_WHERE: return put_int(out, cond ? a : b);
+  case UOPC_OP_CAST: return i32_op(op, out_t, a, 0, 0, out);   /* 0/1 as an integer */
   default: return 0;
   }
 }
@@ -150,19 +150,19 @@ int uopc_exec_alu(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val 
   /* Value operands: in[0], in[1] (binary), or in[1], in[2] after WHERE's
      condition in[0]. */
   int nval = is_unary(op) ? 1 : 2;
-  const uopc_val *v = op == UOPC_WHERE ? in + 1 : in;
-  int cond = op == UOPC_WHERE ? in[0].i != 0 : 0;
+  const uopc_val *v = op == UOPC_OP_WHERE ? in + 1 : in;
+  int cond = op == UOPC_OP_WHERE ? in[0].i != 0 : 0;
   switch (in_t) {
-  case UOPC_F32:
-  case UOPC_F16: {
+  case UOPC_DT_F32:
+  case UOPC_DT_F16: {
     double a = round_to(in_t, v[0].f), b = nval == 2 ? round_to(in_t, v[1].f) : 0.0;
     return float_op(op, out_t, a, b, cond, out);
   }
-  case UOPC_I32: {
+  case UOPC_DT_I32: {
     int64_t a = uopc_wrap_i32(v[0].i), b = nval == 2 ? uopc_wrap_i32(v[1].i) : 0;
     return i32_op(op, out_t, a, b, cond, out);
   }
-  case UOPC_BOOL: {
+  case UOPC_DT_BOOL: {
     int64_t a = v[0].i != 0, b = nval == 2 ? v[1].i != 0 : 0;
     return bool_op(op, out_t, a, b, cond, out);
   }

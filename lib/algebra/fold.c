@@ -18,7 +18,7 @@ uopc_matcher *uopi_matcher_static(const uopc_rule *rules, size_t n, const char *
 
 /* The dtype the operands of an ALU op are read in. */
 static uopc_dtype operand_dtype(const uopc_node *x) {
-  return (uopc_dtype)(x->op == UOPC_WHERE ? x->src[1]->dtype : x->src[0]->dtype);
+  return (uopc_dtype)(x->op == UOPC_OP_WHERE ? x->src[1]->dtype : x->src[0]->dtype);
 }
 
 uopc_node *uopi_rule_fold(uopc_ctx *c, uopc_node *const *b, void *ctx) {

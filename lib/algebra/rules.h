@@ -10,7 +10,7 @@
 #define RULE(name) static uopc_node *name(uopc_ctx *c, uopc_node *const *b, void *ctx)
 /* A constant of x's dtype and shape. */
 #define K(x, v) uopc_full_like(c, (x), (double)(v))
-#define IS_CONST(u) ((u)->op == UOPC_CONST)
+#define IS_CONST(u) ((u)->op == UOPC_OP_CONST)
 #define ARG(u) ((u)->arg.i)
 
 /* Builds a matcher from a static rule table once per process; a bad pattern

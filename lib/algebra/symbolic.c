@@ -29,7 +29,7 @@ static int64_t fmod64(int64_t a, int64_t b) { return a - fdiv64(a, b) * b; }
 RULE(r_canon) { /* c op y -> y op c, for commutative ops, when y is not a constant */
   uopc_node *u = b[0], *k = b[1], *y = b[2];
   if (IS_CONST(y)) return NULL;
-  if (u->op == UOPC_MAX && uopc_dtype_is_float((uopc_dtype)u->dtype)) return NULL;
+  if (u->op == UOPC_OP_MAX && uopc_dtype_is_float((uopc_dtype)u->dtype)) return NULL;
   uopc_node *s[2] = {y, k};
   return uopc_replace(c, u, s, 2);
 }
@@ -80,14 +80,14 @@ RULE(r_moddiv) { /* (x % c1) // c2 -> (x // c2) % (c1 // c2) */
    constant): the seed's _divides on one term.  NULL when it is not. */
 static uopc_node *divides(uopc_ctx *c, uopc_node *u, int64_t k) {
   if (IS_CONST(u)) return fmod64(ARG(u), k) == 0 ? K(u, fdiv64(ARG(u), k)) : NULL;
-  if (u->op == UOPC_MUL && IS_CONST(u->src[1]))
+  if (u->op == UOPC_OP_MUL && IS_CONST(u->src[1]))
     return fmod64(ARG(u->src[1]), k) == 0 ? uopc_mul_k(c, u->src[0], (double)fdiv64(ARG(u->src[1]), k)) : NULL;
   return NULL;
 }
 
 static int is_divisible(const uopc_node *u, int64_t k) {
-  if (u->op == UOPC_CONST) return fmod64(u->arg.i, k) == 0;
-  return u->op == UOPC_MUL && u->src[1]->op == UOPC_CONST && fmod64(u->src[1]->arg.i, k) == 0;
+  if (u->op == UOPC_OP_CONST) return fmod64(u->arg.i, k) == 0;
+  return u->op == UOPC_OP_MUL && u->src[1]->op == UOPC_OP_CONST && fmod64(u->src[1]->arg.i, k) == 0;
 }
 
 /* The terms of a sum, left to right (the seed's _split_terms), iteratively. */
@@ -99,7 +99,7 @@ static uopc_node **split_terms(uopc_ctx *c, uopc_node *x, uint32_t *n, uint32_t 
   stack[sp++] = x;
   while (sp) {
     uopc_node *u = stack[--sp];
-    if (u->op == UOPC_ADD) {
+    if (u->op == UOPC_OP_ADD) {
       if (!uopi_grow(c, (void **)&stack, &scap, sp + 2, sizeof *stack)) goto fail;
       stack[sp++] = u->src[1];
       stack[sp++] = u->src[0];
@@ -124,7 +124,7 @@ static int split_terms_small(uopc_node *x, uopc_node **buf, uint32_t cap) {
   stack[sp++] = x;
   while (sp) {
     uopc_node *u = stack[--sp];
-    if (u->op == UOPC_ADD) {
+    if (u->op == UOPC_OP_ADD) {
       if (sp + 2 > sizeof stack / sizeof stack[0]) return -1;
       stack[sp++] = u->src[1];
       stack[sp++] = u->src[0];
@@ -192,7 +192,7 @@ RULE(r_lt_mul) { /* x*c1 < c2 -> x < ceil(c2/c1), c1 > 0 */
 
 RULE(r_const_bounds) {
   uopc_node *x = b[0];
-  if (x->ndim != 0 || x->dtype == UOPC_F32 || x->dtype == UOPC_F16) return NULL;
+  if (x->ndim != 0 || x->dtype == UOPC_DT_F32 || x->dtype == UOPC_DT_F16) return NULL;
   int64_t lo = uopc_vmin(c, x);
   return lo == uopc_vmax(c, x) ? uopc_const_i(c, (uopc_dtype)x->dtype, lo) : NULL;
 }
@@ -288,7 +288,7 @@ static int64_t terms_gcd(uopc_ctx *c, uopc_node *x, int64_t k, int *oom) {
   for (uint32_t i = 0; i < n && g > 1; i++) {
     uopc_node *u = t[i];
     if (IS_CONST(u)) g = gcd64(g, ARG(u));
-    else if (u->op == UOPC_MUL && IS_CONST(u->src[1])) g = gcd64(g, ARG(u->src[1]));
+    else if (u->op == UOPC_OP_MUL && IS_CONST(u->src[1])) g = gcd64(g, ARG(u->src[1]));
     else g = 1;
   }
   uopc_mem_free(c, t, (size_t)cap * sizeof *t);

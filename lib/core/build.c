@@ -10,14 +10,14 @@
 
 uopc_node *uopc_const_i(uopc_ctx *c, uopc_dtype t, int64_t v) {
   if (uopc_dtype_is_float(t)) return uopc_const_f(c, t, (double)v);
-  uopc_arg a = {.i = t == UOPC_BOOL ? (v != 0) : v};
-  return uopc_make(c, UOPC_CONST, t, NULL, 0, &a);
+  uopc_arg a = {.i = t == UOPC_DT_BOOL ? (v != 0) : v};
+  return uopc_make(c, UOPC_OP_CONST, t, NULL, 0, &a);
 }
 
 uopc_node *uopc_const_f(uopc_ctx *c, uopc_dtype t, double v) {
   if (!uopc_dtype_is_float(t)) return uopc_fail(c, UOPC_ERR_TYPE, "CONST %s value must be given as an integer", uopc_dtype_name(t));
   uopc_arg a = {.f = v};
-  return uopc_make(c, UOPC_CONST, t, NULL, 0, &a);
+  return uopc_make(c, UOPC_OP_CONST, t, NULL, 0, &a);
 }
 
 uopc_node *uopc_const_like(uopc_ctx *c, const uopc_node *x, double v) {
@@ -33,23 +33,23 @@ double uopc_const_value(const uopc_node *k) {
 
 uopc_node *uopc_param(uopc_ctx *c, int64_t slot, uopc_dtype t, const int32_t *shape, uint32_t ndim) {
   uopc_arg a = {.i = slot, .n = ndim, .v = shape};
-  return uopc_make(c, UOPC_PARAM, t, NULL, 0, &a);
+  return uopc_make(c, UOPC_OP_PARAM, t, NULL, 0, &a);
 }
 
 uopc_node *uopc_buffer(uopc_ctx *c, int64_t slot, uopc_dtype t, int32_t n) {
   uopc_arg a = {.i = slot, .n = 1, .v = &n};
-  return uopc_make(c, UOPC_BUFFER, t, NULL, 0, &a);
+  return uopc_make(c, UOPC_OP_BUFFER, t, NULL, 0, &a);
 }
 
 uopc_node *uopc_range(uopc_ctx *c, uopc_node *end, int64_t idx) {
   uopc_arg a = {.i = idx};
-  return uopc_make(c, UOPC_RANGE, UOPC_VOID, &end, 1, &a);
+  return uopc_make(c, UOPC_OP_RANGE, UOPC_DT_VOID, &end, 1, &a);
 }
 
 uopc_node *uopc_alu(uopc_ctx *c, uopc_op op, uopc_node *const *src, uint32_t n) {
-  if (!(uopc_op_flags(op) & UOPC_F_ALU) || op == UOPC_CAST)
+  if (!(uopc_op_flags(op) & UOPC_OPF_ALU) || op == UOPC_OP_CAST)
     return uopc_fail(c, UOPC_ERR_ARG, "uopc_alu: %s is not an ALU op", uopc_op_name(op));
-  return uopc_make(c, op, UOPC_VOID, src, n, NULL);
+  return uopc_make(c, op, UOPC_DT_VOID, src, n, NULL);
 }
 
 uopc_node *uopc_alu1(uopc_ctx *c, uopc_op op, uopc_node *a) { return uopc_alu(c, op, &a, 1); }
@@ -59,19 +59,19 @@ uopc_node *uopc_alu2(uopc_ctx *c, uopc_op op, uopc_node *a, uopc_node *b) {
   return uopc_alu(c, op, s, 2);
 }
 
-uopc_node *uopc_add(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_ADD, a, b); }
-uopc_node *uopc_mul(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_MUL, a, b); }
-uopc_node *uopc_max(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_MAX, a, b); }
-uopc_node *uopc_lt(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_CMPLT, a, b); }
-uopc_node *uopc_ne(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_CMPNE, a, b); }
-uopc_node *uopc_idiv(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_FLOORDIV, a, b); }
-uopc_node *uopc_mod(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_FLOORMOD, a, b); }
+uopc_node *uopc_add(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_OP_ADD, a, b); }
+uopc_node *uopc_mul(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_OP_MUL, a, b); }
+uopc_node *uopc_max(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_OP_MAX, a, b); }
+uopc_node *uopc_lt(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_OP_CMPLT, a, b); }
+uopc_node *uopc_ne(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_OP_CMPNE, a, b); }
+uopc_node *uopc_idiv(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_OP_FLOORDIV, a, b); }
+uopc_node *uopc_mod(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_OP_FLOORMOD, a, b); }
 
 uopc_node *uopc_full_like(uopc_ctx *c, uopc_node *x, double v) {
   NULLCHECK1(x);
   uopc_node *k = uopc_const_like(c, x, v);
   if (!k || x->ndim == 0) return k;
-  int32_t ones[UOPC_MAX_DIMS];
+  int32_t ones[UOPC_LIMIT_DIMS];
   for (uint32_t i = 0; i < x->ndim; i++) ones[i] = 1;
   return uopc_expand(c, uopc_reshape(c, k, ones, x->ndim), x->shape, x->ndim);
 }
@@ -86,16 +86,16 @@ uopc_node *uopc_lt_k(uopc_ctx *c, uopc_node *x, double k) { return uopc_lt(c, x,
 
 uopc_node *uopc_where(uopc_ctx *c, uopc_node *cond, uopc_node *a, uopc_node *b) {
   uopc_node *s[3] = {cond, a, b};
-  return uopc_alu(c, UOPC_WHERE, s, 3);
+  return uopc_alu(c, UOPC_OP_WHERE, s, 3);
 }
 
 uopc_node *uopc_cast(uopc_ctx *c, uopc_node *a, uopc_dtype t) {
-  if (t == UOPC_VOID) return uopc_fail(c, UOPC_ERR_TYPE, "CAST needs a target dtype");
-  return uopc_make(c, UOPC_CAST, t, &a, 1, NULL);
+  if (t == UOPC_DT_VOID) return uopc_fail(c, UOPC_ERR_TYPE, "CAST needs a target dtype");
+  return uopc_make(c, UOPC_OP_CAST, t, &a, 1, NULL);
 }
 
 uopc_node *uopc_stack(uopc_ctx *c, uopc_node *const *src, uint32_t n) {
-  return uopc_make(c, UOPC_STACK, UOPC_VOID, src, n, NULL);
+  return uopc_make(c, UOPC_OP_STACK, UOPC_DT_VOID, src, n, NULL);
 }
 
 /* op(head, rest[0..n)) */
@@ -106,46 +106,46 @@ static uopc_node *with_head(uopc_ctx *c, uopc_op op, uopc_node *head, uopc_node 
   if (n + 1 > 8 && !(s = uopc_mem_alloc(c, ((size_t)n + 1) * sizeof *s))) return NULL;
   s[0] = head;
   for (uint32_t i = 0; i < n; i++) s[i + 1] = rest[i];
-  uopc_node *r = uopc_make(c, op, UOPC_VOID, s, n + 1, a);
+  uopc_node *r = uopc_make(c, op, UOPC_DT_VOID, s, n + 1, a);
   if (s != small) uopc_mem_free(c, s, ((size_t)n + 1) * sizeof *s);
   return r;
 }
 
 uopc_node *uopc_index(uopc_ctx *c, uopc_node *x, uopc_node *const *idx, uint32_t n) {
-  return with_head(c, UOPC_INDEX, x, idx, n, NULL);
+  return with_head(c, UOPC_OP_INDEX, x, idx, n, NULL);
 }
 
 uopc_node *uopc_call(uopc_ctx *c, uopc_node *body, uopc_node *const *args, uint32_t n, const char *name) {
   uopc_arg a = {.name = name};
-  return with_head(c, UOPC_CALL, body, args, n, &a);
+  return with_head(c, UOPC_OP_CALL, body, args, n, &a);
 }
 
 static uopc_node *move(uopc_ctx *c, uopc_op op, uopc_node *x, const int32_t *v, uint32_t n) {
   uopc_arg a = {.n = n, .v = v};
-  return uopc_make(c, op, UOPC_VOID, &x, 1, &a);
+  return uopc_make(c, op, UOPC_DT_VOID, &x, 1, &a);
 }
 
-uopc_node *uopc_reshape(uopc_ctx *c, uopc_node *x, const int32_t *s, uint32_t n) { return move(c, UOPC_RESHAPE, x, s, n); }
-uopc_node *uopc_expand(uopc_ctx *c, uopc_node *x, const int32_t *s, uint32_t n) { return move(c, UOPC_EXPAND, x, s, n); }
-uopc_node *uopc_permute(uopc_ctx *c, uopc_node *x, const int32_t *p, uint32_t n) { return move(c, UOPC_PERMUTE, x, p, n); }
-uopc_node *uopc_shrink(uopc_ctx *c, uopc_node *x, const int32_t *b, uint32_t n) { return move(c, UOPC_SHRINK, x, b, n); }
+uopc_node *uopc_reshape(uopc_ctx *c, uopc_node *x, const int32_t *s, uint32_t n) { return move(c, UOPC_OP_RESHAPE, x, s, n); }
+uopc_node *uopc_expand(uopc_ctx *c, uopc_node *x, const int32_t *s, uint32_t n) { return move(c, UOPC_OP_EXPAND, x, s, n); }
+uopc_node *uopc_permute(uopc_ctx *c, uopc_node *x, const int32_t *p, uint32_t n) { return move(c, UOPC_OP_PERMUTE, x, p, n); }
+uopc_node *uopc_shrink(uopc_ctx *c, uopc_node *x, const int32_t *b, uint32_t n) { return move(c, UOPC_OP_SHRINK, x, b, n); }
 
 uopc_node *uopc_reduce(uopc_ctx *c, uopc_node *x, uopc_op rop, int64_t pop) {
   uopc_arg a = {.i = pop, .rop = (uint32_t)rop};
-  return uopc_make(c, UOPC_REDUCE, UOPC_VOID, &x, 1, &a);
+  return uopc_make(c, UOPC_OP_REDUCE, UOPC_DT_VOID, &x, 1, &a);
 }
 
-uopc_node *uopc_load(uopc_ctx *c, uopc_node *addr) { return uopc_make(c, UOPC_LOAD, UOPC_VOID, &addr, 1, NULL); }
+uopc_node *uopc_load(uopc_ctx *c, uopc_node *addr) { return uopc_make(c, UOPC_OP_LOAD, UOPC_DT_VOID, &addr, 1, NULL); }
 
 uopc_node *uopc_store(uopc_ctx *c, uopc_node *addr, uopc_node *value) {
   uopc_node *s[2] = {addr, value};
-  return uopc_make(c, UOPC_STORE, UOPC_VOID, s, 2, NULL);
+  return uopc_make(c, UOPC_OP_STORE, UOPC_DT_VOID, s, 2, NULL);
 }
 
 uopc_node *uopc_end(uopc_ctx *c, uopc_node *value, uopc_node *const *ranges, uint32_t n) {
-  return with_head(c, UOPC_END, value, ranges, n, NULL);
+  return with_head(c, UOPC_OP_END, value, ranges, n, NULL);
 }
 
 uopc_node *uopc_sink(uopc_ctx *c, uopc_node *const *src, uint32_t n) {
-  return uopc_make(c, UOPC_SINK, UOPC_VOID, src, n, NULL);
+  return uopc_make(c, UOPC_OP_SINK, UOPC_DT_VOID, src, n, NULL);
 }

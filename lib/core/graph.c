@@ -26,7 +26,7 @@ static int walk(uopc_ctx *c, uopc_node *root, int skip_call_bodies, int (*visit)
   while (ok && sp) {
     frame *f = &st[sp - 1];
     uopc_node *u = f->u;
-    if (f->next == 0 && skip_call_bodies && u->op == UOPC_CALL) f->next = 1;
+    if (f->next == 0 && skip_call_bodies && u->op == UOPC_OP_CALL) f->next = 1;
     if (f->next < u->nsrc) {
       uopc_node *s = u->src[f->next++];
       if (uopi_table_get(seen, s->id)) continue;
@@ -54,7 +54,7 @@ typedef struct collect {
 
 static int collect_visit(uopc_node *u, void *ud) {
   collect *k = ud;
-  if (k->params_only && u->op != UOPC_PARAM) return 1;
+  if (k->params_only && u->op != UOPC_OP_PARAM) return 1;
   if (!uopi_grow(k->c, (void **)&k->v, &k->cap, k->n + 1, sizeof *k->v)) return 0;
   k->v[k->n++] = u;
   return 1;
@@ -133,7 +133,7 @@ static int rebuild_visit(uopc_node *u, void *ud) {
   if (uopi_table_get(k->map, u->id)) return 1; /* given by the caller: replaced, not rebuilt */
   if (!uopi_grow(k->c, (void **)&k->buf, &k->bcap, u->nsrc + 1, sizeof *k->buf)) return 0;
   for (uint32_t j = 0; j < u->nsrc; j++) {
-    uopc_node *m = (k->scoped && u->op == UOPC_CALL && j == 0) ? NULL : uopi_table_get(k->map, u->src[j]->id);
+    uopc_node *m = (k->scoped && u->op == UOPC_OP_CALL && j == 0) ? NULL : uopi_table_get(k->map, u->src[j]->id);
     k->buf[j] = m ? m : u->src[j];
   }
   uopc_node *r = uopc_replace(k->c, u, k->buf, u->nsrc);

@@ -67,7 +67,7 @@ uint32_t uopi_key_hash(const uopi_key *k) {
   if (has & H_F) hword(&s, fb);
   if (has & H_RN) {
     hword(&s, ((uint64_t)k->arg.rop << 32) | k->arg.n);
-    uint32_t nv = k->arg.n * (k->op == UOPC_SHRINK ? 2u : 1u);
+    uint32_t nv = k->arg.n * (k->op == UOPC_OP_SHRINK ? 2u : 1u);
     for (uint32_t i = 0; i < nv; i += 2)
       hword(&s, (uint32_t)k->arg.v[i] | (i + 1 < nv ? (uint64_t)(uint32_t)k->arg.v[i + 1] << 32 : 0));
   }
@@ -91,12 +91,12 @@ static inline uint32_t hash2(uopc_op op, uopc_dtype t, const uopc_node *a, const
 
 /* uopi_key_hash of a bool/i32 CONST (arg.i = v, nothing else). */
 static inline uint32_t hash_const_i(uopc_dtype t, int64_t v) {
-  return hfinal(header(UOPC_CONST, t, 0, 0, v ? H_I : 0) * HK0 ^ (uint64_t)v * HK1);
+  return hfinal(header(UOPC_OP_CONST, t, 0, 0, v ? H_I : 0) * HK0 ^ (uint64_t)v * HK1);
 }
 
 static int arg_eq(uopc_op op, const uopc_arg *a, const uopc_arg *b) {
   if (a->i != b->i || dbits(a->f) != dbits(b->f) || a->rop != b->rop || a->n != b->n) return 0;
-  uint32_t nv = a->n * (op == UOPC_SHRINK ? 2u : 1u);
+  uint32_t nv = a->n * (op == UOPC_OP_SHRINK ? 2u : 1u);
   if (nv && memcmp(a->v, b->v, nv * sizeof *a->v) != 0) return 0;
   if ((a->name == NULL) != (b->name == NULL)) return 0;
   return a->name == NULL || strcmp(a->name, b->name) == 0;
@@ -217,7 +217,7 @@ static uopc_node *insert_small(uopc_ctx *c, uopc_op op, uopc_dtype t, uint32_t h
 static uopc_node *insert(uopc_ctx *c, const uopi_key *k, uint32_t h, uint8_t flags) {
   /* make room first so that a failure leaves nothing half-built */
   if (!has_room(c) && !make_room(c)) return NULL;
-  uint32_t nv = k->arg.n * (k->op == UOPC_SHRINK ? 2u : 1u);
+  uint32_t nv = k->arg.n * (k->op == UOPC_OP_SHRINK ? 2u : 1u);
   size_t name_len = k->arg.name ? strlen(k->arg.name) + 1 : 0;
   size_t sz = sizeof(uopc_node) + (size_t)k->nsrc * sizeof(uopc_node *) + (size_t)k->ndim * sizeof(int32_t) +
               (size_t)nv * sizeof(int32_t) + name_len;
@@ -286,8 +286,8 @@ uopc_node *uopi_intern_const_i(uopc_ctx *c, uopc_dtype t, int64_t v) {
       if ((uint32_t)(e >> 32) != h) continue;
       uopc_node *n = c->nodes[(uint32_t)e - 1];
       /* an int CONST has nothing but i in its arg */
-      if (n->op == UOPC_CONST && n->dtype == t && n->arg.i == v) return n;
+      if (n->op == UOPC_OP_CONST && n->dtype == t && n->arg.i == v) return n;
     }
   }
-  return insert_small(c, UOPC_CONST, t, h, NULL, NULL, v);
+  return insert_small(c, UOPC_OP_CONST, t, h, NULL, NULL, v);
 }

@@ -40,13 +40,13 @@ static const char *opn(uopc_op op) { return uopc_op_name(op); }
 
 /* Checks dims >= 1 and the element count. */
 static int check_dims(uopc_ctx *c, uopc_op op, const int32_t *dims, uint32_t n) {
-  if (n > UOPC_MAX_DIMS) return FAIL("%s shape has %u dims, at most %d allowed", opn(op), n, UOPC_MAX_DIMS), 0;
+  if (n > UOPC_LIMIT_DIMS) return FAIL("%s shape has %u dims, at most %d allowed", opn(op), n, UOPC_LIMIT_DIMS), 0;
   int64_t total = 1;
   for (uint32_t i = 0; i < n; i++) {
     if (dims[i] < 1) return FAIL("%s dim %u is %d, every dim must be at least 1", opn(op), i, dims[i]), 0;
     total *= dims[i];
-    if (total > UOPC_MAX_ELEMS)
-      return FAIL("%s shape has more than %lld elements", opn(op), (long long)UOPC_MAX_ELEMS), 0;
+    if (total > UOPC_LIMIT_ELEMS)
+      return FAIL("%s shape has more than %lld elements", opn(op), (long long)UOPC_LIMIT_ELEMS), 0;
   }
   return 1;
 }
@@ -64,16 +64,16 @@ static void *shape_mismatch(uopc_ctx *c, uopc_op op, const uopc_node *a, const u
 
 /* A source that carries a value (not an effect, not a buffer, not an address). */
 static int is_value(const uopc_node *s) {
-  return s->dtype != UOPC_VOID && s->op != UOPC_BUFFER && !(s->flags & UOPC_NF_ADDR);
+  return s->dtype != UOPC_DT_VOID && s->op != UOPC_OP_BUFFER && !(s->flags & UOPC_NF_ADDR);
 }
 
 static const char *what(const uopc_node *s) {
-  if (s->op == UOPC_BUFFER) return "a BUFFER (usable only by INDEX)";
+  if (s->op == UOPC_OP_BUFFER) return "a BUFFER (usable only by INDEX)";
   if (s->flags & UOPC_NF_ADDR) return "an INDEX into a BUFFER (usable only by LOAD and STORE)";
   return "an effect";
 }
 
-static int is_scalar_i32(const uopc_node *s) { return is_value(s) && s->dtype == UOPC_I32 && s->ndim == 0; }
+static int is_scalar_i32(const uopc_node *s) { return is_value(s) && s->dtype == UOPC_DT_I32 && s->ndim == 0; }
 
 /* The PARAMs of a CALL body have the slot, dtype and shape of its arguments. */
 static int check_call(uopc_ctx *c, uopc_node *const *src, uint32_t n) {
@@ -105,8 +105,8 @@ static int check_call(uopc_ctx *c, uopc_node *const *src, uint32_t n) {
 }
 
 /* The binary ALU ops (the fast path below). */
-#define BIN_ALU ((1u << UOPC_ADD) | (1u << UOPC_MUL) | (1u << UOPC_MAX) | (1u << UOPC_CMPLT) | (1u << UOPC_CMPNE) | \
-                 (1u << UOPC_FLOORDIV) | (1u << UOPC_FLOORMOD))
+#define BIN_ALU ((1u << UOPC_OP_ADD) | (1u << UOPC_OP_MUL) | (1u << UOPC_OP_MAX) | (1u << UOPC_OP_CMPLT) | (1u << UOPC_OP_CMPNE) | \
+                 (1u << UOPC_OP_FLOORDIV) | (1u << UOPC_OP_FLOORMOD))
 
 /* A binary ALU op on two scalars that pass every check of the general path
    below: built without it (*out; NULL + error when out of memory).
@@ -116,22 +116,22 @@ static inline int fast_bin(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node 
                            uopc_node **out) {
   if (!a || !b || a->ndim != 0 || b->ndim != 0 || a->dtype != b->dtype) return 0;
   uopc_dtype t = (uopc_dtype)a->dtype;
-  if (t == UOPC_VOID || a->op == UOPC_BUFFER || b->op == UOPC_BUFFER || ((a->flags | b->flags) & UOPC_NF_ADDR))
+  if (t == UOPC_DT_VOID || a->op == UOPC_OP_BUFFER || b->op == UOPC_OP_BUFFER || ((a->flags | b->flags) & UOPC_NF_ADDR))
     return 0;
-  if ((op == UOPC_FLOORDIV || op == UOPC_FLOORMOD) && t != UOPC_I32) return 0;
-  uopc_dtype inferred = (op == UOPC_CMPLT || op == UOPC_CMPNE) ? UOPC_BOOL : t;
-  if (dtype != UOPC_VOID && dtype != inferred) return 0;
+  if ((op == UOPC_OP_FLOORDIV || op == UOPC_OP_FLOORMOD) && t != UOPC_DT_I32) return 0;
+  uopc_dtype inferred = (op == UOPC_OP_CMPLT || op == UOPC_OP_CMPNE) ? UOPC_DT_BOOL : t;
+  if (dtype != UOPC_DT_VOID && dtype != inferred) return 0;
   *out = uopi_intern2(c, op, inferred, a, b);
   return 1;
 }
 
 /* A bool/i32 CONST whose arg passes the general path's checks, or NULL. */
 static inline int fast_const_ok(uopc_dtype dtype, const uopc_arg *a) {
-  if (dtype != UOPC_I32 && dtype != UOPC_BOOL) return 0;
+  if (dtype != UOPC_DT_I32 && dtype != UOPC_DT_BOOL) return 0;
   uint64_t fb;
   memcpy(&fb, &a->f, sizeof fb);
   if (fb || a->n || a->rop || a->name) return 0;
-  return dtype == UOPC_BOOL ? (a->i == 0 || a->i == 1) : (a->i >= INT32_MIN && a->i <= INT32_MAX);
+  return dtype == UOPC_DT_BOOL ? (a->i == 0 || a->i == 1) : (a->i >= INT32_MIN && a->i <= INT32_MAX);
 }
 
 static uopc_node *make_checked(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *const *src, uint32_t n,
@@ -143,23 +143,23 @@ static uopc_node *make_checked(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_n
 static int fast_stack(uopc_ctx *c, uopc_dtype dtype, uopc_node *const *src, uint32_t n, uopc_node **out) {
   if (n == 0 || n > INT32_MAX || !src[0]) return 0;
   const uopc_node *s0 = src[0];
-  if (!is_value(s0) || s0->ndim + 1u > UOPC_MAX_DIMS) return 0;
+  if (!is_value(s0) || s0->ndim + 1u > UOPC_LIMIT_DIMS) return 0;
   uopc_dtype t = (uopc_dtype)s0->dtype;
-  if (dtype != UOPC_VOID && dtype != t) return 0;
+  if (dtype != UOPC_DT_VOID && dtype != t) return 0;
   for (uint32_t i = 1; i < n; i++) {
     const uopc_node *x = src[i];
-    if (!x || x->dtype != t || x->op == UOPC_BUFFER || (x->flags & UOPC_NF_ADDR) || !same_shape(x, s0)) return 0;
+    if (!x || x->dtype != t || x->op == UOPC_OP_BUFFER || (x->flags & UOPC_NF_ADDR) || !same_shape(x, s0)) return 0;
   }
-  int32_t shape[UOPC_MAX_DIMS + 1];
+  int32_t shape[UOPC_LIMIT_DIMS + 1];
   shape[0] = (int32_t)n;
   memcpy(shape + 1, s0->shape, s0->ndim * sizeof *shape);
   int64_t total = 1;
   for (uint32_t i = 0; i <= s0->ndim; i++) {
     if (shape[i] < 1) return 0;
     total *= shape[i];
-    if (total > UOPC_MAX_ELEMS) return 0;
+    if (total > UOPC_LIMIT_ELEMS) return 0;
   }
-  uopi_key k = {.op = UOPC_STACK, .dtype = t, .ndim = s0->ndim + 1u, .shape = shape, .nsrc = n, .src = src};
+  uopi_key k = {.op = UOPC_OP_STACK, .dtype = t, .ndim = s0->ndim + 1u, .shape = shape, .nsrc = n, .src = src};
   *out = uopi_intern(c, &k, 0);
   return 1;
 }
@@ -169,10 +169,10 @@ uopc_node *uopc_make(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *const
   uopc_node *r;
   if ((unsigned)op < 32u && ((BIN_ALU >> op) & 1) && n == 2) {
     if (fast_bin(c, op, dtype, src[0], src[1], &r)) return r;
-  } else if (op == UOPC_CONST && n == 0 && argp && fast_const_ok(dtype, argp)) {
+  } else if (op == UOPC_OP_CONST && n == 0 && argp && fast_const_ok(dtype, argp)) {
     return uopi_intern_const_i(c, dtype, argp->i);
   }
-  if (op == UOPC_STACK) {
+  if (op == UOPC_OP_STACK) {
     if (fast_stack(c, dtype, src, n, &r)) return r;
   }
   return make_checked(c, op, dtype, src, n, argp);
@@ -182,8 +182,8 @@ uopc_node *uopc_make(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *const
 static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op, uopc_dtype dtype,
                                                          uopc_node *const *src, uint32_t n, const uopc_arg *argp) {
   static const uopc_arg zero_arg;
-  if ((unsigned)op >= UOPC_NUM_OPS) return uopc_fail(c, UOPC_ERR_ARG, "unknown op %d", (int)op);
-  if ((unsigned)dtype >= UOPC_NUM_DTYPES) return uopc_fail(c, UOPC_ERR_ARG, "unknown dtype %d", (int)dtype);
+  if ((unsigned)op >= UOPC_OP_COUNT) return uopc_fail(c, UOPC_ERR_ARG, "unknown op %d", (int)op);
+  if ((unsigned)dtype >= UOPC_DT_COUNT) return uopc_fail(c, UOPC_ERR_ARG, "unknown dtype %d", (int)dtype);
   for (uint32_t i = 0; i < n; i++)
     if (!src[i]) return uopc_fail(c, UOPC_ERR_ARG, "%s source %u is NULL", opn(op), i);
   uopc_arg arg = argp ? *argp : zero_arg;
@@ -194,36 +194,36 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
 
   uopi_key k = {.op = op, .dtype = dtype, .nsrc = n, .src = src};
   uint8_t flags = 0;
-  int32_t shape_buf[UOPC_MAX_DIMS + 1];
+  int32_t shape_buf[UOPC_LIMIT_DIMS + 1];
   k.shape = shape_buf;
   /* every op but these needs value sources */
-  if (op != UOPC_INDEX && op != UOPC_LOAD && op != UOPC_STORE && op != UOPC_END && op != UOPC_SINK) {
+  if (op != UOPC_OP_INDEX && op != UOPC_OP_LOAD && op != UOPC_OP_STORE && op != UOPC_OP_END && op != UOPC_OP_SINK) {
     for (uint32_t i = 0; i < n; i++)
       if (!is_value(src[i])) return FAIL("%s source %u is %s", opn(op), i, what(src[i]));
   }
   /* the dtype argument: required for some ops, inferred (and checked if given) for the rest */
-  uopc_dtype inferred = UOPC_VOID;
+  uopc_dtype inferred = UOPC_DT_VOID;
 
-  if (fl & UOPC_F_ALU) {
+  if (fl & UOPC_OPF_ALU) {
     /* all ALU ops: operands equal in shape; result has that shape */
-    const uopc_node *v0 = op == UOPC_WHERE ? src[1] : src[0];
+    const uopc_node *v0 = op == UOPC_OP_WHERE ? src[1] : src[0];
     for (uint32_t i = 0; i < n; i++)
       if (!same_shape(src[i], v0)) return shape_mismatch(c, op, v0, src[i]);
     k.ndim = v0->ndim;
     k.shape = v0->shape;
     switch (op) {
-    case UOPC_WHERE:
-      if (src[0]->dtype != UOPC_BOOL)
+    case UOPC_OP_WHERE:
+      if (src[0]->dtype != UOPC_DT_BOOL)
         return FAIL("WHERE condition is %s, must be bool", uopc_dtype_name(src[0]->dtype));
       if (src[1]->dtype != src[2]->dtype)
         return FAIL("WHERE dtype mismatch %s vs %s", uopc_dtype_name(src[1]->dtype), uopc_dtype_name(src[2]->dtype));
       inferred = src[1]->dtype;
       break;
-    case UOPC_CAST:
-      if (dtype == UOPC_VOID) return FAIL("CAST needs a target dtype");
+    case UOPC_OP_CAST:
+      if (dtype == UOPC_DT_VOID) return FAIL("CAST needs a target dtype");
       inferred = dtype;
       break;
-    case UOPC_RECIP: case UOPC_EXP2: case UOPC_LOG2: case UOPC_SQRT: case UOPC_SIN:
+    case UOPC_OP_RECIP: case UOPC_OP_EXP2: case UOPC_OP_LOG2: case UOPC_OP_SQRT: case UOPC_OP_SIN:
       if (!uopc_dtype_is_float(src[0]->dtype))
         return FAIL("%s needs f32 or f16, got %s", opn(op), uopc_dtype_name(src[0]->dtype));
       inferred = src[0]->dtype;
@@ -232,54 +232,54 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
       if (src[0]->dtype != src[1]->dtype)
         return FAIL("%s dtype mismatch %s vs %s", opn(op), uopc_dtype_name(src[0]->dtype),
                     uopc_dtype_name(src[1]->dtype));
-      if ((op == UOPC_FLOORDIV || op == UOPC_FLOORMOD) && src[0]->dtype != UOPC_I32)
+      if ((op == UOPC_OP_FLOORDIV || op == UOPC_OP_FLOORMOD) && src[0]->dtype != UOPC_DT_I32)
         return FAIL("%s needs i32, got %s", opn(op), uopc_dtype_name(src[0]->dtype));
-      inferred = (op == UOPC_CMPLT || op == UOPC_CMPNE) ? UOPC_BOOL : src[0]->dtype;
+      inferred = (op == UOPC_OP_CMPLT || op == UOPC_OP_CMPNE) ? UOPC_DT_BOOL : src[0]->dtype;
     }
     arg = zero_arg;
   } else {
     switch (op) {
-    case UOPC_CONST:
+    case UOPC_OP_CONST:
       inferred = dtype;
       k.ndim = 0;
-      if (dtype == UOPC_VOID) return FAIL("CONST needs a dtype");
+      if (dtype == UOPC_DT_VOID) return FAIL("CONST needs a dtype");
       if (uopc_dtype_is_float(dtype)) {
         if (arg.i != 0) return FAIL("CONST %s value must be given as a float", uopc_dtype_name(dtype));
         if (isnan(arg.f)) arg.f = NAN; /* every NaN is the same constant */
       } else {
         if (arg.f != 0 || signbit(arg.f)) return FAIL("CONST %s value must be given as an integer", uopc_dtype_name(dtype));
-        if (dtype == UOPC_BOOL && arg.i != 0 && arg.i != 1) return FAIL("CONST bool value %lld is not 0 or 1", (long long)arg.i);
-        if (dtype == UOPC_I32 && (arg.i < INT32_MIN || arg.i > INT32_MAX))
+        if (dtype == UOPC_DT_BOOL && arg.i != 0 && arg.i != 1) return FAIL("CONST bool value %lld is not 0 or 1", (long long)arg.i);
+        if (dtype == UOPC_DT_I32 && (arg.i < INT32_MIN || arg.i > INT32_MAX))
           return FAIL("CONST %lld is out of the i32 range", (long long)arg.i);
       }
       if (arg.n || arg.rop || arg.name) return FAIL("CONST takes no tuple, op or name");
       break;
-    case UOPC_PARAM:
-    case UOPC_BUFFER:
+    case UOPC_OP_PARAM:
+    case UOPC_OP_BUFFER:
       inferred = dtype;
-      if (dtype == UOPC_VOID) return FAIL("%s needs a dtype", opn(op));
+      if (dtype == UOPC_DT_VOID) return FAIL("%s needs a dtype", opn(op));
       if (arg.i < 0 || arg.i > INT32_MAX) return FAIL("%s slot %lld is out of range", opn(op), (long long)arg.i);
-      if (op == UOPC_BUFFER && arg.n != 1) return FAIL("BUFFER shape must have one dim, got %u", arg.n);
+      if (op == UOPC_OP_BUFFER && arg.n != 1) return FAIL("BUFFER shape must have one dim, got %u", arg.n);
       if (!check_dims(c, op, arg.v, arg.n)) return NULL;
       k.ndim = arg.n;
       k.shape = arg.v;
       arg.f = 0, arg.rop = 0, arg.name = NULL;
       break;
-    case UOPC_RANGE:
+    case UOPC_OP_RANGE:
       if (!is_scalar_i32(src[0])) return FAIL("RANGE end must be an i32 scalar");
       if (arg.i < 0 || arg.i > INT32_MAX) return FAIL("RANGE idx %lld is out of range", (long long)arg.i);
-      inferred = UOPC_I32;
+      inferred = UOPC_DT_I32;
       k.ndim = 0;
       arg = (uopc_arg){.i = arg.i};
       break;
-    case UOPC_STACK:
+    case UOPC_OP_STACK:
       if (n == 0) return FAIL("STACK needs at least one source");
       for (uint32_t i = 1; i < n; i++) {
         if (src[i]->dtype != src[0]->dtype)
           return FAIL("STACK dtype mismatch %s vs %s", uopc_dtype_name(src[0]->dtype), uopc_dtype_name(src[i]->dtype));
         if (!same_shape(src[i], src[0])) return shape_mismatch(c, op, src[0], src[i]);
       }
-      if (src[0]->ndim + 1u > UOPC_MAX_DIMS) return FAIL("STACK result has more than %d dims", UOPC_MAX_DIMS);
+      if (src[0]->ndim + 1u > UOPC_LIMIT_DIMS) return FAIL("STACK result has more than %d dims", UOPC_LIMIT_DIMS);
       if (n > INT32_MAX) return FAIL("STACK has too many sources");
       shape_buf[0] = (int32_t)n;
       memcpy(shape_buf + 1, src[0]->shape, src[0]->ndim * sizeof *shape_buf);
@@ -288,12 +288,12 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
       inferred = src[0]->dtype;
       arg = zero_arg;
       break;
-    case UOPC_INDEX: {
+    case UOPC_OP_INDEX: {
       if (n == 0) return FAIL("INDEX needs a source");
       uopc_node *x = src[0];
       for (uint32_t i = 1; i < n; i++)
         if (!is_scalar_i32(src[i])) return FAIL("INDEX index %u must be an i32 scalar", i - 1);
-      if (x->op == UOPC_BUFFER) {
+      if (x->op == UOPC_OP_BUFFER) {
         if (n != 2) return FAIL("INDEX of a BUFFER takes exactly one index, got %u", n - 1);
         flags |= UOPC_NF_ADDR;
         k.ndim = 0;
@@ -307,7 +307,7 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
       arg = zero_arg;
       break;
     }
-    case UOPC_CALL:
+    case UOPC_OP_CALL:
       if (n == 0) return FAIL("CALL needs a body");
       if (!check_call(c, src, n)) return NULL;
       inferred = src[0]->dtype;
@@ -315,14 +315,14 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
       k.shape = src[0]->shape;
       arg = (uopc_arg){.name = arg.name && arg.name[0] ? arg.name : NULL};
       break;
-    case UOPC_RESHAPE:
-    case UOPC_EXPAND: {
+    case UOPC_OP_RESHAPE:
+    case UOPC_OP_EXPAND: {
       uopc_node *x = src[0];
       if (!check_dims(c, op, arg.v, arg.n)) return NULL;
       char sa[128], sb[128];
       uopc_shape_str(x->shape, x->ndim, sa, sizeof sa);
       uopc_shape_str(arg.v, arg.n, sb, sizeof sb);
-      if (op == UOPC_RESHAPE) {
+      if (op == UOPC_OP_RESHAPE) {
         int64_t ne = 1;
         for (uint32_t i = 0; i < arg.n; i++) ne *= arg.v[i];
         if (ne != uopc_numel(x)) return FAIL("RESHAPE from %s to %s changes the element count", sa, sb);
@@ -338,10 +338,10 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
       arg = (uopc_arg){.n = arg.n, .v = arg.v};
       break;
     }
-    case UOPC_PERMUTE: {
+    case UOPC_OP_PERMUTE: {
       uopc_node *x = src[0];
       if (arg.n != x->ndim) return FAIL("PERMUTE of %u dims needs a permutation of %u, got %u entries", x->ndim, x->ndim, arg.n);
-      uint8_t seen[UOPC_MAX_DIMS] = {0};
+      uint8_t seen[UOPC_LIMIT_DIMS] = {0};
       for (uint32_t i = 0; i < arg.n; i++) {
         if (arg.v[i] < 0 || (uint32_t)arg.v[i] >= arg.n || seen[arg.v[i]])
           return FAIL("PERMUTE arg is not a permutation of 0..%u", arg.n - 1);
@@ -353,7 +353,7 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
       arg = (uopc_arg){.n = arg.n, .v = arg.v};
       break;
     }
-    case UOPC_SHRINK: {
+    case UOPC_OP_SHRINK: {
       uopc_node *x = src[0];
       if (arg.n != x->ndim) return FAIL("SHRINK of %u dims needs %u (begin, end) pairs, got %u", x->ndim, x->ndim, arg.n);
       for (uint32_t i = 0; i < arg.n; i++) {
@@ -367,9 +367,9 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
       arg = (uopc_arg){.n = arg.n, .v = arg.v};
       break;
     }
-    case UOPC_REDUCE: {
+    case UOPC_OP_REDUCE: {
       uopc_node *x = src[0];
-      if (arg.rop != UOPC_ADD && arg.rop != UOPC_MUL && arg.rop != UOPC_MAX)
+      if (arg.rop != UOPC_OP_ADD && arg.rop != UOPC_OP_MUL && arg.rop != UOPC_OP_MAX)
         return FAIL("REDUCE op must be add, mul or max");
       if (arg.i < 1 || arg.i > x->ndim)
         return FAIL("REDUCE pop=%lld must be between 1 and the number of dims (%u)", (long long)arg.i, x->ndim);
@@ -379,36 +379,36 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
       arg = (uopc_arg){.i = arg.i, .rop = arg.rop};
       break;
     }
-    case UOPC_LOAD:
+    case UOPC_OP_LOAD:
       if (!(src[0]->flags & UOPC_NF_ADDR)) return FAIL("LOAD needs an INDEX into a BUFFER");
       inferred = src[0]->dtype;
       k.ndim = 0;
       arg = zero_arg;
       break;
-    case UOPC_STORE:
+    case UOPC_OP_STORE:
       if (!(src[0]->flags & UOPC_NF_ADDR)) return FAIL("STORE needs an INDEX into a BUFFER");
       if (!is_value(src[1])) return FAIL("STORE value is %s", what(src[1]));
       if (src[1]->ndim != 0) return FAIL("STORE value must be a scalar");
       if (src[1]->dtype != src[0]->dtype)
         return FAIL("STORE value is %s but the buffer is %s", uopc_dtype_name(src[1]->dtype), uopc_dtype_name(src[0]->dtype));
-      inferred = UOPC_VOID;
+      inferred = UOPC_DT_VOID;
       k.ndim = 0;
       arg = zero_arg;
       break;
-    case UOPC_END:
+    case UOPC_OP_END:
       if (n < 2) return FAIL("END needs a value and at least one RANGE");
-      if (src[0]->dtype != UOPC_VOID) return FAIL("END source 0 must be an effect (STORE or END)");
+      if (src[0]->dtype != UOPC_DT_VOID) return FAIL("END source 0 must be an effect (STORE or END)");
       for (uint32_t i = 1; i < n; i++)
-        if (src[i]->op != UOPC_RANGE) return FAIL("END source %u must be a RANGE, got %s", i, opn(src[i]->op));
-      inferred = UOPC_VOID;
+        if (src[i]->op != UOPC_OP_RANGE) return FAIL("END source %u must be a RANGE, got %s", i, opn(src[i]->op));
+      inferred = UOPC_DT_VOID;
       k.ndim = 0;
       arg = zero_arg;
       break;
-    case UOPC_SINK:
+    case UOPC_OP_SINK:
       if (n == 0) return FAIL("SINK needs at least one source");
       for (uint32_t i = 0; i < n; i++)
-        if (src[i]->dtype != UOPC_VOID) return FAIL("SINK source %u must be an effect (STORE, END or SINK)", i);
-      inferred = UOPC_VOID;
+        if (src[i]->dtype != UOPC_DT_VOID) return FAIL("SINK source %u must be an effect (STORE, END or SINK)", i);
+      inferred = UOPC_DT_VOID;
       k.ndim = 0;
       arg = zero_arg;
       break;
@@ -416,7 +416,7 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
       uopi_unreachable();
     }
   }
-  if (op != UOPC_CONST && op != UOPC_PARAM && op != UOPC_BUFFER && op != UOPC_CAST && dtype != UOPC_VOID &&
+  if (op != UOPC_OP_CONST && op != UOPC_OP_PARAM && op != UOPC_OP_BUFFER && op != UOPC_OP_CAST && dtype != UOPC_DT_VOID &&
       dtype != inferred)
     return FAIL("%s has dtype %s, not %s", opn(op), uopc_dtype_name(inferred), uopc_dtype_name(dtype));
   k.dtype = inferred;
@@ -432,12 +432,12 @@ uopc_node *uopc_replace(uopc_ctx *c, uopc_node *u, uopc_node *const *src, uint32
     if (i == n) return u;
   }
   uopc_node *r;
-  if (((BIN_ALU >> u->op) & 1) && n == 2 && fast_bin(c, (uopc_op)u->op, UOPC_VOID, src[0], src[1], &r)) return r;
+  if (((BIN_ALU >> u->op) & 1) && n == 2 && fast_bin(c, (uopc_op)u->op, UOPC_DT_VOID, src[0], src[1], &r)) return r;
   uopc_arg a = u->arg;
-  if (u->op == UOPC_PARAM || u->op == UOPC_BUFFER) {
+  if (u->op == UOPC_OP_PARAM || u->op == UOPC_OP_BUFFER) {
     a.n = u->ndim;
     a.v = u->shape;
   }
-  uopc_dtype t = (u->op == UOPC_CAST || u->op == UOPC_CONST) ? (uopc_dtype)u->dtype : UOPC_VOID;
+  uopc_dtype t = (u->op == UOPC_OP_CAST || u->op == UOPC_OP_CONST) ? (uopc_dtype)u->dtype : UOPC_DT_VOID;
   return uopc_make(c, (uopc_op)u->op, t, src, n, &a);
 }

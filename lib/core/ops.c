@@ -29,21 +29,21 @@ static const char *const dt_names[] = {
 #undef X
 };
 
-const char *uopc_op_name(uopc_op op) { return (unsigned)op < UOPC_NUM_OPS ? op_names[op] : "?"; }
-const char *uopc_op_spelling(uopc_op op) { return (unsigned)op < UOPC_NUM_OPS ? op_spellings[op] : "?"; }
-int uopc_op_arity(uopc_op op) { return (unsigned)op < UOPC_NUM_OPS ? op_arity[op] : 0; }
-unsigned uopc_op_flags(uopc_op op) { return (unsigned)op < UOPC_NUM_OPS ? op_flags[op] : 0; }
-const char *uopc_dtype_name(uopc_dtype t) { return (unsigned)t < UOPC_NUM_DTYPES ? dt_names[t] : "?"; }
-int uopc_dtype_is_float(uopc_dtype t) { return t == UOPC_F32 || t == UOPC_F16; }
+const char *uopc_op_name(uopc_op op) { return (unsigned)op < UOPC_OP_COUNT ? op_names[op] : "?"; }
+const char *uopc_op_spelling(uopc_op op) { return (unsigned)op < UOPC_OP_COUNT ? op_spellings[op] : "?"; }
+int uopc_op_arity(uopc_op op) { return (unsigned)op < UOPC_OP_COUNT ? op_arity[op] : 0; }
+unsigned uopc_op_flags(uopc_op op) { return (unsigned)op < UOPC_OP_COUNT ? op_flags[op] : 0; }
+const char *uopc_dtype_name(uopc_dtype t) { return (unsigned)t < UOPC_DT_COUNT ? dt_names[t] : "?"; }
+int uopc_dtype_is_float(uopc_dtype t) { return t == UOPC_DT_F32 || t == UOPC_DT_F16; }
 
 int uopc_op_parse(const char *s, size_t len) {
-  for (int i = 0; i < UOPC_NUM_OPS; i++)
+  for (int i = 0; i < UOPC_OP_COUNT; i++)
     if (strlen(op_spellings[i]) == len && memcmp(op_spellings[i], s, len) == 0) return i;
   return -1;
 }
 
 int uopc_dtype_parse(const char *s, size_t len) {
-  for (int i = 0; i < UOPC_NUM_DTYPES; i++)
+  for (int i = 0; i < UOPC_DT_COUNT; i++)
     if (strlen(dt_names[i]) == len && memcmp(dt_names[i], s, len) == 0) return i;
   return -1;
 }

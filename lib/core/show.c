@@ -43,41 +43,41 @@ static void put(sbuf *b, const char *fmt, ...) {
 static void put_leaf(sbuf *b, const uopc_node *u) {
   char num[40];
   switch (u->op) {
-  case UOPC_CONST:
-    if (u->dtype == UOPC_BOOL) put(b, "%s", u->arg.i ? "True" : "False");
-    else if (u->dtype == UOPC_I32) put(b, "%lld", (long long)u->arg.i);
+  case UOPC_OP_CONST:
+    if (u->dtype == UOPC_DT_BOOL) put(b, "%s", u->arg.i ? "True" : "False");
+    else if (u->dtype == UOPC_DT_I32) put(b, "%lld", (long long)u->arg.i);
     else {
       uopc_fmt_double(u->arg.f, num);
       put(b, "%s", num);
     }
     break;
-  case UOPC_PARAM: put(b, "p%lld", (long long)u->arg.i); break;
-  case UOPC_BUFFER: put(b, "b%lld", (long long)u->arg.i); break;
-  case UOPC_RANGE: put(b, "r%lld", (long long)u->arg.i); break;
+  case UOPC_OP_PARAM: put(b, "p%lld", (long long)u->arg.i); break;
+  case UOPC_OP_BUFFER: put(b, "b%lld", (long long)u->arg.i); break;
+  case UOPC_OP_RANGE: put(b, "r%lld", (long long)u->arg.i); break;
   default: uopi_unreachable();
   }
 }
 
 static int is_leaf(const uopc_node *u) {
-  return u->op == UOPC_CONST || u->op == UOPC_PARAM || u->op == UOPC_BUFFER || u->op == UOPC_RANGE;
+  return u->op == UOPC_OP_CONST || u->op == UOPC_OP_PARAM || u->op == UOPC_OP_BUFFER || u->op == UOPC_OP_RANGE;
 }
 
 /* the args of an op, after its sources: ", (1, 1)", ", add, 1", ", i32" */
 static void put_args(sbuf *b, const uopc_node *u) {
   switch (u->op) {
-  case UOPC_RESHAPE: case UOPC_EXPAND: case UOPC_PERMUTE: {
+  case UOPC_OP_RESHAPE: case UOPC_OP_EXPAND: case UOPC_OP_PERMUTE: {
     char sh[256];
     uopc_shape_str(u->arg.v, u->arg.n, sh, sizeof sh);
     put(b, ", %s", sh);
     break;
   }
-  case UOPC_SHRINK:
+  case UOPC_OP_SHRINK:
     put(b, ", (");
     for (uint32_t i = 0; i < u->arg.n; i++) put(b, "%s(%d, %d)", i ? ", " : "", u->arg.v[2 * i], u->arg.v[2 * i + 1]);
     put(b, u->arg.n == 1 ? ",)" : ")");
     break;
-  case UOPC_REDUCE: put(b, ", %s, %lld", uopc_op_spelling((uopc_op)u->arg.rop), (long long)u->arg.i); break;
-  case UOPC_CAST: put(b, ", %s", uopc_dtype_name((uopc_dtype)u->dtype)); break;
+  case UOPC_OP_REDUCE: put(b, ", %s, %lld", uopc_op_spelling((uopc_op)u->arg.rop), (long long)u->arg.i); break;
+  case UOPC_OP_CAST: put(b, ", %s", uopc_dtype_name((uopc_dtype)u->dtype)); break;
   default: break;
   }
 }

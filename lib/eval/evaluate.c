@@ -31,9 +31,9 @@ static int literal(uopc_ctx *c, uopc_node *u, flat *out) {
   if (ok) st[sp++] = u;
   while (ok && sp) {
     uopc_node *x = st[--sp];
-    if (x->op == UOPC_CONST) {
+    if (x->op == UOPC_OP_CONST) {
       out->v[out->n++] = (uopc_val){x->arg.i, x->arg.f};
-    } else if (x->op == UOPC_STACK && uopi_grow(c, (void **)&st, &cap, sp + x->nsrc, sizeof *st)) {
+    } else if (x->op == UOPC_OP_STACK && uopi_grow(c, (void **)&st, &cap, sp + x->nsrc, sizeof *st)) {
       for (uint32_t i = x->nsrc; i-- > 0;) st[sp++] = x->src[i];
     } else {
       ok = 0;
@@ -95,23 +95,23 @@ RULE(r_movement) {
   if (!out) goto done;
   const int32_t *ish = x->shape, *osh = u->shape;
   uint32_t ind = x->ndim, ond = u->ndim;
-  int64_t oi[UOPC_MAX_DIMS], ii[UOPC_MAX_DIMS];
+  int64_t oi[UOPC_LIMIT_DIMS], ii[UOPC_LIMIT_DIMS];
   switch (u->op) {
-  case UOPC_RESHAPE: memcpy(out, in.v, (size_t)nout * sizeof *out); break;
-  case UOPC_EXPAND:
-  case UOPC_PERMUTE:
-  case UOPC_SHRINK:
+  case UOPC_OP_RESHAPE: memcpy(out, in.v, (size_t)nout * sizeof *out); break;
+  case UOPC_OP_EXPAND:
+  case UOPC_OP_PERMUTE:
+  case UOPC_OP_SHRINK:
     for (int64_t i = 0; i < nout; i++) {
       unravel(i, osh, ond, oi);
       for (uint32_t k = 0; k < ind; k++) {
-        if (u->op == UOPC_EXPAND) ii[k] = ish[k] == 1 ? 0 : oi[k];
-        else if (u->op == UOPC_SHRINK) ii[k] = oi[k] + u->arg.v[2 * k];
+        if (u->op == UOPC_OP_EXPAND) ii[k] = ish[k] == 1 ? 0 : oi[k];
+        else if (u->op == UOPC_OP_SHRINK) ii[k] = oi[k] + u->arg.v[2 * k];
         else ii[u->arg.v[k]] = oi[k]; /* output axis k is input axis perm[k] */
       }
       out[i] = in.v[ravel(ii, ish, ind)];
     }
     break;
-  case UOPC_REDUCE: {
+  case UOPC_OP_REDUCE: {
     int64_t inner = nin / nout;
     for (int64_t i = 0; i < nout; i++) {
       uopc_val acc = in.v[i * inner];
@@ -158,7 +158,7 @@ RULE(r_index_stack) { /* b: u, s, i */
 
 RULE(r_push_stack) { /* f(STACK(a0, a1), STACK(b0, b1)) -> STACK(f(a0, b0), f(a1, b1)) */
   uopc_node *x = b[0];
-  if (x->ndim == 0 || !(x->srcops & (1ull << UOPC_STACK))) return NULL;
+  if (x->ndim == 0 || !(x->srcops & (1ull << UOPC_OP_STACK))) return NULL;
   uint32_t n = (uint32_t)x->shape[0];
   uopc_node **elems = uopc_mem_alloc(c, (size_t)n * sizeof *elems);
   if (!elems) return NULL;
@@ -168,10 +168,10 @@ RULE(r_push_stack) { /* f(STACK(a0, a1), STACK(b0, b1)) -> STACK(f(a0, b0), f(a1
     uopc_node *k = NULL;
     for (uint32_t j = 0; j < x->nsrc; j++) {
       uopc_node *src = x->src[j];
-      if (src->op == UOPC_STACK) {
+      if (src->op == UOPC_OP_STACK) {
         s[j] = src->src[i];
       } else {
-        if (!k && !(k = uopc_const_i(c, UOPC_I32, i))) goto done;
+        if (!k && !(k = uopc_const_i(c, UOPC_DT_I32, i))) goto done;
         s[j] = uopc_index(c, src, &k, 1);
       }
     }

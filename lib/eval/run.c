@@ -15,8 +15,8 @@ static uopc_node *stuck_at(uopc_ctx *c, uopc_node *u, int *oom) {
   st[sp++] = u;
   while (sp && !bad && !*oom) {
     uopc_node *x = st[--sp];
-    if (x->op == UOPC_CONST) continue;
-    if (x->op != UOPC_STACK) {
+    if (x->op == UOPC_OP_CONST) continue;
+    if (x->op != UOPC_OP_STACK) {
       bad = x;
     } else if (!uopi_grow(c, (void **)&st, &cap, sp + x->nsrc, sizeof *st)) {
       *oom = 1;

@@ -70,14 +70,14 @@ static int fail(em *E, const char *fmt, ...) {
 
 static LLVMTypeRef vtype(em *E, uopc_dtype t) {
   switch (t) {
-  case UOPC_BOOL: return E->i1;
-  case UOPC_I32: return E->i32;
-  case UOPC_F16: return E->f16;
+  case UOPC_DT_BOOL: return E->i1;
+  case UOPC_DT_I32: return E->i32;
+  case UOPC_DT_F16: return E->f16;
   default: return E->f32;
   }
 }
 
-static LLVMTypeRef mtype(em *E, uopc_dtype t) { return t == UOPC_BOOL ? E->i8 : vtype(E, t); }
+static LLVMTypeRef mtype(em *E, uopc_dtype t) { return t == UOPC_DT_BOOL ? E->i8 : vtype(E, t); }
 
 static int cache(em *E, uopc_node *u, LLVMValueRef v, uint64_t mask) {
   if (!uopi_grow(E->c, (void **)&E->log, &E->caplog, E->nlog + 1, sizeof *E->log)) return 0;
@@ -121,7 +121,7 @@ static int no_wrap(em *E, const uopc_node *u) {
   int64_t a0 = uopc_vmin(E->c, u->src[0]), a1 = uopc_vmax(E->c, u->src[0]);
   int64_t b0 = uopc_vmin(E->c, u->src[1]), b1 = uopc_vmax(E->c, u->src[1]);
   int64_t lo, hi;
-  if (u->op == UOPC_ADD) {
+  if (u->op == UOPC_OP_ADD) {
     lo = a0 + b0, hi = a1 + b1;
   } else {
     int64_t p[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
@@ -152,7 +152,7 @@ static LLVMValueRef intrinsic1(em *E, const char *name, LLVMValueRef x) {
 /* Python floor division / modulo on i32, never trapping. */
 static LLVMValueRef floordiv(em *E, const uopc_node *u, LLVMValueRef a, LLVMValueRef d, int mod) {
   const uopc_node *bn = u->src[1];
-  if (bn->op == UOPC_CONST && bn->arg.i > 0 && uopc_vmin(E->c, u->src[0]) >= 0)
+  if (bn->op == UOPC_OP_CONST && bn->arg.i > 0 && uopc_vmin(E->c, u->src[0]) >= 0)
     return mod ? LLVMBuildSRem(E->b, a, d, "mod") : LLVMBuildSDiv(E->b, a, d, "div");
   LLVMBuilderRef b = E->b;
   LLVMValueRef zero = iconst(E, E->i32, 0), one = iconst(E, E->i32, 1);
@@ -172,12 +172,12 @@ static LLVMValueRef cast(em *E, LLVMValueRef x, uopc_dtype from, uopc_dtype to) 
   LLVMBuilderRef b = E->b;
   if (from == to) return x;
   int ff = uopc_dtype_is_float(from), tf = uopc_dtype_is_float(to);
-  if (to == UOPC_BOOL)
+  if (to == UOPC_DT_BOOL)
     return ff ? LLVMBuildFCmp(b, LLVMRealUNE, x, LLVMConstReal(vtype(E, from), 0.0), "tobool")
               : LLVMBuildICmp(b, LLVMIntNE, x, iconst(E, vtype(E, from), 0), "tobool");
-  if (from == UOPC_BOOL) return tf ? LLVMBuildUIToFP(b, x, vtype(E, to), "") : LLVMBuildZExt(b, x, E->i32, "");
-  if (from == UOPC_I32) return LLVMBuildSIToFP(b, x, vtype(E, to), "");
-  if (tf) return to == UOPC_F16 ? LLVMBuildFPTrunc(b, x, E->f16, "") : LLVMBuildFPExt(b, x, E->f32, "");
+  if (from == UOPC_DT_BOOL) return tf ? LLVMBuildUIToFP(b, x, vtype(E, to), "") : LLVMBuildZExt(b, x, E->i32, "");
+  if (from == UOPC_DT_I32) return LLVMBuildSIToFP(b, x, vtype(E, to), "");
+  if (tf) return to == UOPC_DT_F16 ? LLVMBuildFPTrunc(b, x, E->f16, "") : LLVMBuildFPExt(b, x, E->f32, "");
   /* float -> i32: defined only for finite values whose truncation fits */
   LLVMValueRef w = LLVMBuildFPExt(b, x, E->f64, "");
   LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGT, w, LLVMConstReal(E->f64, -2147483649.0), ""),
@@ -188,40 +188,40 @@ static LLVMValueRef cast(em *E, LLVMValueRef x, uopc_dtype from, uopc_dtype to) 
 
 static LLVMValueRef alu(em *E, const uopc_node *u, LLVMValueRef *s) {
   LLVMBuilderRef b = E->b;
-  uopc_dtype t = (uopc_dtype)u->src[u->op == UOPC_WHERE ? 1 : 0]->dtype;
+  uopc_dtype t = (uopc_dtype)u->src[u->op == UOPC_OP_WHERE ? 1 : 0]->dtype;
   int fl = uopc_dtype_is_float(t);
   LLVMValueRef r;
   switch (u->op) {
-  case UOPC_ADD:
-    if (t == UOPC_BOOL) return LLVMBuildOr(b, s[0], s[1], "or");
+  case UOPC_OP_ADD:
+    if (t == UOPC_DT_BOOL) return LLVMBuildOr(b, s[0], s[1], "or");
     if (fl) return LLVMBuildFAdd(b, s[0], s[1], "add");
     r = LLVMBuildAdd(b, s[0], s[1], "add");
     if (no_wrap(E, u)) LLVMSetNSW(r, 1);
     return r;
-  case UOPC_MUL:
-    if (t == UOPC_BOOL) return LLVMBuildAnd(b, s[0], s[1], "and");
+  case UOPC_OP_MUL:
+    if (t == UOPC_DT_BOOL) return LLVMBuildAnd(b, s[0], s[1], "and");
     if (fl) return LLVMBuildFMul(b, s[0], s[1], "mul");
     r = LLVMBuildMul(b, s[0], s[1], "mul");
     if (no_wrap(E, u)) LLVMSetNSW(r, 1);
     return r;
-  case UOPC_MAX: /* b if b > a else a */
-    if (t == UOPC_BOOL) return LLVMBuildOr(b, s[0], s[1], "max");
+  case UOPC_OP_MAX: /* b if b > a else a */
+    if (t == UOPC_DT_BOOL) return LLVMBuildOr(b, s[0], s[1], "max");
     r = fl ? LLVMBuildFCmp(b, LLVMRealOGT, s[1], s[0], "") : LLVMBuildICmp(b, LLVMIntSGT, s[1], s[0], "");
     return LLVMBuildSelect(b, r, s[1], s[0], "max");
-  case UOPC_CMPLT:
+  case UOPC_OP_CMPLT:
     if (fl) return LLVMBuildFCmp(b, LLVMRealOLT, s[0], s[1], "lt");
-    return LLVMBuildICmp(b, t == UOPC_BOOL ? LLVMIntULT : LLVMIntSLT, s[0], s[1], "lt");
-  case UOPC_CMPNE:
+    return LLVMBuildICmp(b, t == UOPC_DT_BOOL ? LLVMIntULT : LLVMIntSLT, s[0], s[1], "lt");
+  case UOPC_OP_CMPNE:
     return fl ? LLVMBuildFCmp(b, LLVMRealUNE, s[0], s[1], "ne") : LLVMBuildICmp(b, LLVMIntNE, s[0], s[1], "ne");
-  case UOPC_FLOORDIV: return floordiv(E, u, s[0], s[1], 0);
-  case UOPC_FLOORMOD: return floordiv(E, u, s[0], s[1], 1);
-  case UOPC_WHERE: return LLVMBuildSelect(b, s[0], s[1], s[2], "where");
-  case UOPC_RECIP: return LLVMBuildFDiv(b, LLVMConstReal(vtype(E, t), 1.0), s[0], "recip");
-  case UOPC_SQRT: return intrinsic1(E, "llvm.sqrt", s[0]);
-  case UOPC_EXP2: return libm(E, "exp2", s[0], t);
-  case UOPC_LOG2: return libm(E, "log2", s[0], t);
-  case UOPC_SIN: return libm(E, "sin", s[0], t);
-  case UOPC_CAST: return cast(E, s[0], t, (uopc_dtype)u->dtype);
+  case UOPC_OP_FLOORDIV: return floordiv(E, u, s[0], s[1], 0);
+  case UOPC_OP_FLOORMOD: return floordiv(E, u, s[0], s[1], 1);
+  case UOPC_OP_WHERE: return LLVMBuildSelect(b, s[0], s[1], s[2], "where");
+  case UOPC_OP_RECIP: return LLVMBuildFDiv(b, LLVMConstReal(vtype(E, t), 1.0), s[0], "recip");
+  case UOPC_OP_SQRT: return intrinsic1(E, "llvm.sqrt", s[0]);
+  case UOPC_OP_EXP2: return libm(E, "exp2", s[0], t);
+  case UOPC_OP_LOG2: return libm(E, "log2", s[0], t);
+  case UOPC_OP_SIN: return libm(E, "sin", s[0], t);
+  case UOPC_OP_CAST: return cast(E, s[0], t, (uopc_dtype)u->dtype);
   default: fail(E, "%s cannot be compiled", uopc_op_name((uopc_op)u->op)); return NULL;
   }
 }
@@ -245,34 +245,34 @@ static LLVMValueRef address(em *E, const uopc_node *u, LLVMValueRef idx) {
   return LLVMBuildInBoundsGEP2(E->b, mtype(E, (uopc_dtype)buf->dtype), E->bufs[slot], &i64, 1, "p");
 }
 
-static unsigned align_of(uopc_dtype t) { return t == UOPC_BOOL ? 1 : t == UOPC_F16 ? 2 : 4; }
+static unsigned align_of(uopc_dtype t) { return t == UOPC_DT_BOOL ? 1 : t == UOPC_DT_F16 ? 2 : 4; }
 
 /* One node whose sources are all emitted. */
 static LLVMValueRef node(em *E, uopc_node *u, uint64_t *mask) {
   LLVMValueRef s[3] = {0};
   *mask = 0;
   for (uint32_t i = 0; i < u->nsrc && i < 3; i++) {
-    if (u->src[i]->op == UOPC_BUFFER) continue;
+    if (u->src[i]->op == UOPC_OP_BUFFER) continue;
     s[i] = E->val[u->src[i]->id];
     *mask |= E->mask[u->src[i]->id];
   }
   switch (u->op) {
-  case UOPC_CONST:
+  case UOPC_OP_CONST:
     if (uopc_dtype_is_float((uopc_dtype)u->dtype)) return LLVMConstReal(vtype(E, (uopc_dtype)u->dtype), u->arg.f);
     return iconst(E, vtype(E, (uopc_dtype)u->dtype), u->arg.i);
-  case UOPC_RANGE:
+  case UOPC_OP_RANGE:
     fail(E, "RANGE idx=%lld is used outside the loops (ENDs) that close it", (long long)u->arg.i);
     return NULL;
-  case UOPC_INDEX: return address(E, u, s[1]);
-  case UOPC_LOAD: {
+  case UOPC_OP_INDEX: return address(E, u, s[1]);
+  case UOPC_OP_LOAD: {
     uopc_dtype t = (uopc_dtype)u->dtype;
     LLVMValueRef v = LLVMBuildLoad2(E->b, mtype(E, t), s[0], "ld");
     LLVMSetAlignment(v, align_of(t));
     *mask |= uopi_slot_bit(u->src[0]->src[0]->arg.i);
-    return t == UOPC_BOOL ? LLVMBuildICmp(E->b, LLVMIntNE, v, iconst(E, E->i8, 0), "b") : v;
+    return t == UOPC_DT_BOOL ? LLVMBuildICmp(E->b, LLVMIntNE, v, iconst(E, E->i8, 0), "b") : v;
   }
   default:
-    if (uopc_op_flags((uopc_op)u->op) & UOPC_F_ALU) return alu(E, u, s);
+    if (uopc_op_flags((uopc_op)u->op) & UOPC_OPF_ALU) return alu(E, u, s);
     fail(E, "%s cannot be compiled here", uopc_op_name((uopc_op)u->op));
     return NULL;
   }
@@ -295,7 +295,7 @@ static LLVMValueRef value(em *E, uopc_node *root) {
     uopc_node *u = f->u;
     if (f->next < u->nsrc) {
       uopc_node *s = u->src[f->next++];
-      if (s->op == UOPC_BUFFER || cached(E, s)) continue;
+      if (s->op == UOPC_OP_BUFFER || cached(E, s)) continue;
       if (sp == cap) {
         vframe *ns = uopc_mem_alloc(E->c, (size_t)cap * 2 * sizeof *ns);
         if (!ns) {
@@ -325,7 +325,7 @@ static int store(em *E, uopc_node *u) {
   LLVMValueRef v = p ? value(E, u->src[1]) : NULL;
   if (!v) return 0;
   uopc_dtype t = (uopc_dtype)u->src[1]->dtype;
-  if (t == UOPC_BOOL) v = LLVMBuildZExt(E->b, v, E->i8, "");
+  if (t == UOPC_DT_BOOL) v = LLVMBuildZExt(E->b, v, E->i8, "");
   LLVMSetAlignment(LLVMBuildStore(E->b, v, p), align_of(t));
   drop_slot(E, u->src[0]->src[0]->arg.i);
   return 1;
@@ -367,12 +367,12 @@ static void close_loop(em *E) {
 static int effect(em *E, uopc_node *u, int level) {
   if (level > MAX_EFFECT_DEPTH) return fail(E, "effects nest more than %d deep", MAX_EFFECT_DEPTH);
   switch (u->op) {
-  case UOPC_SINK:
+  case UOPC_OP_SINK:
     for (uint32_t i = 0; i < u->nsrc; i++)
       if (!effect(E, u->src[i], level + 1)) return 0;
     return 1;
-  case UOPC_STORE: return store(E, u);
-  case UOPC_END: {
+  case UOPC_OP_STORE: return store(E, u);
+  case UOPC_OP_END: {
     int base = E->nloops;
     for (uint32_t i = 1; i < u->nsrc; i++)
       if (!open_loop(E, u->src[i])) return 0;

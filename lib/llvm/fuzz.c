@@ -23,7 +23,7 @@
 
 /* ---- the triples ---------------------------------------------------------- */
 
-#define P(op, i, o) {UOPC_##op, UOPC_##i, UOPC_##o}
+#define P(op, i, o) {UOPC_OP_##op, UOPC_DT_##i, UOPC_DT_##o}
 static const uopc_fuzz_pair pairs[] = {
     P(ADD, BOOL, BOOL),     P(ADD, I32, I32),       P(ADD, F32, F32),      P(ADD, F16, F16),
     P(MUL, BOOL, BOOL),     P(MUL, I32, I32),       P(MUL, F32, F32),      P(MUL, F16, F16),
@@ -56,17 +56,17 @@ static int known_pair(const uopc_fuzz_pair *p) {
 }
 
 static uint32_t nin_of(uopc_op op) {
-  if (op == UOPC_WHERE) return 3;
-  return (uopc_op_flags(op) & UOPC_F_UNARY) ? 1 : 2;
+  if (op == UOPC_OP_WHERE) return 3;
+  return (uopc_op_flags(op) & UOPC_OPF_UNARY) ? 1 : 2;
 }
 
 /* Operand k's dtype. */
 static uopc_dtype in_dtype(const uopc_fuzz_pair *p, uint32_t k) {
-  return p->op == UOPC_WHERE && k == 0 ? UOPC_BOOL : p->in_t;
+  return p->op == UOPC_OP_WHERE && k == 0 ? UOPC_DT_BOOL : p->in_t;
 }
 
 const char *uopc_fuzz_dtype_str(const uopc_fuzz_pair *p, char buf[16]) {
-  if (p->op == UOPC_CAST)
+  if (p->op == UOPC_OP_CAST)
     snprintf(buf, 16, "%s:%s", uopc_dtype_name(p->in_t), uopc_dtype_name(p->out_t));
   else
     snprintf(buf, 16, "%s", uopc_dtype_name(p->in_t));
@@ -78,14 +78,14 @@ const char *uopc_fuzz_dtype_str(const uopc_fuzz_pair *p, char buf[16]) {
 uopc_node *uopc_fuzz_kernel(uopc_ctx *c, const uopc_fuzz_pair *p, int32_t n) {
   if (!p || !known_pair(p) || n < 1) return uopc_fail(c, UOPC_ERR_ARG, "fuzz: not an (op, dtype) triple of the IR");
   uint32_t nin = nin_of(p->op);
-  uopc_node *r = uopc_range(c, uopc_const_i(c, UOPC_I32, n), 0);
+  uopc_node *r = uopc_range(c, uopc_const_i(c, UOPC_DT_I32, n), 0);
   uopc_node *v[3] = {0};
   for (uint32_t k = 0; k < nin; k++) {
     uopc_node *buf = uopc_buffer(c, k, in_dtype(p, k), n);
     v[k] = uopc_load(c, uopc_index(c, buf, &r, 1));
   }
   uopc_node *x;
-  if (p->op == UOPC_CAST) x = uopc_cast(c, v[0], p->out_t);
+  if (p->op == UOPC_OP_CAST) x = uopc_cast(c, v[0], p->out_t);
   else x = uopc_alu(c, p->op, v, nin);
   uopc_node *out = uopc_buffer(c, nin, p->out_t, n);
   uopc_node *st = uopc_store(c, uopc_index(c, out, &r, 1), x);
@@ -329,17 +329,17 @@ static inline uint64_t bits_f64(double f) {
 static void decode(uopc_dtype t, const void *buf, uopc_val *vals, uint32_t k, uint32_t nin, uint32_t n) {
   uopc_val *v = vals + k;
   switch (t) {
-  case UOPC_BOOL: {
+  case UOPC_DT_BOOL: {
     const uint8_t *p = buf;
     for (uint32_t i = 0; i < n; i++) v[nin * i].i = p[i];
     break;
   }
-  case UOPC_I32: {
+  case UOPC_DT_I32: {
     const int32_t *p = buf;
     for (uint32_t i = 0; i < n; i++) v[nin * i].i = p[i];
     break;
   }
-  case UOPC_F32: {
+  case UOPC_DT_F32: {
     const float *p = buf;
     for (uint32_t i = 0; i < n; i++) v[nin * i].f = (double)p[i];
     break;
@@ -355,8 +355,8 @@ static void decode(uopc_dtype t, const void *buf, uopc_val *vals, uint32_t k, ui
 /* Bits of element i of a buffer of dtype t. */
 static uint32_t elem_bits(uopc_dtype t, const void *buf, uint32_t i) {
   switch (t) {
-  case UOPC_BOOL: return ((const uint8_t *)buf)[i];
-  case UOPC_F16: return ((const uint16_t *)buf)[i];
+  case UOPC_DT_BOOL: return ((const uint8_t *)buf)[i];
+  case UOPC_DT_F16: return ((const uint16_t *)buf)[i];
   default: return ((const uint32_t *)buf)[i];
   }
 }
@@ -364,9 +364,9 @@ static uint32_t elem_bits(uopc_dtype t, const void *buf, uint32_t i) {
 /* exec_alu's result as bits of its dtype. */
 static uint32_t val_bits(uopc_dtype t, const uopc_val *o) {
   switch (t) {
-  case UOPC_BOOL: return (uint32_t)(o->i & 0xff);
-  case UOPC_I32: return (uint32_t)o->i;
-  case UOPC_F32: return bits_f32((float)o->f);
+  case UOPC_DT_BOOL: return (uint32_t)(o->i & 0xff);
+  case UOPC_DT_I32: return (uint32_t)o->i;
+  case UOPC_DT_F32: return bits_f32((float)o->f);
   default: return uopc_f16_from_double(o->f);
   }
 }
@@ -415,17 +415,17 @@ static void check(run *R, const uopc_val *vals, uint32_t n, uint64_t want) {
     if (!(SAME)) report(R, i, &o);                                 \
   }
   switch (ot) {
-  case UOPC_BOOL: {
+  case UOPC_DT_BOOL: {
     const uint8_t *q = out;
     LOOP(q[i] == (uint64_t)o.i)
     break;
   }
-  case UOPC_I32: {
+  case UOPC_DT_I32: {
     const int32_t *q = out;
     LOOP(q[i] == o.i)
     break;
   }
-  case UOPC_F32: {
+  case UOPC_DT_F32: {
     const float *q = out;
     LOOP(isnan(o.f) ? isnan(q[i]) : bits_f64((double)q[i]) == bits_f64(o.f))
     break;
@@ -446,9 +446,9 @@ static void fill(run *R, uint64_t *st, uint32_t n) {
     uopc_dtype t = in_dtype(R->p, k);
     int same = k > 0 && in_dtype(R->p, k - 1) == t;
     switch (t) {
-    case UOPC_BOOL: gen_bool(st, R->buf[k], n); break;
-    case UOPC_I32: gen_i32(st, R->buf[k], same ? R->buf[k - 1] : NULL, n); break;
-    case UOPC_F32: gen_f32(st, R->buf[k], same ? R->buf[k - 1] : NULL, n); break;
+    case UOPC_DT_BOOL: gen_bool(st, R->buf[k], n); break;
+    case UOPC_DT_I32: gen_i32(st, R->buf[k], same ? R->buf[k - 1] : NULL, n); break;
+    case UOPC_DT_F32: gen_f32(st, R->buf[k], same ? R->buf[k - 1] : NULL, n); break;
     default: gen_f16(st, R->buf[k], same ? R->buf[k - 1] : NULL, n); break;
     }
   }
@@ -543,13 +543,13 @@ static int fmt_bits(char *buf, size_t n, uopc_dtype t, uint32_t b) {
   char num[40];
   double v;
   switch (t) {
-  case UOPC_BOOL: return snprintf(buf, n, "0x%02x (%s)", b, b ? "True" : "False");
-  case UOPC_I32: return snprintf(buf, n, "0x%08x (%d)", b, (int32_t)b);
-  case UOPC_F32: v = (double)f32_of(b); break;
+  case UOPC_DT_BOOL: return snprintf(buf, n, "0x%02x (%s)", b, b ? "True" : "False");
+  case UOPC_DT_I32: return snprintf(buf, n, "0x%08x (%d)", b, (int32_t)b);
+  case UOPC_DT_F32: v = (double)f32_of(b); break;
   default: v = uopc_f16_to_double((uint16_t)b); break;
   }
   uopc_fmt_scalar(v, t, num);
-  return snprintf(buf, n, t == UOPC_F16 ? "0x%04x (%s)" : "0x%08x (%s)", b, num);
+  return snprintf(buf, n, t == UOPC_DT_F16 ? "0x%04x (%s)" : "0x%08x (%s)", b, num);
 }
 
 char *uopc_fuzz_describe(const uopc_fuzz_case *m, char *buf, size_t n) {

@@ -17,9 +17,9 @@ struct uopc_kernel {
 
 size_t uopc_dtype_size(uopc_dtype t) {
   switch (t) {
-  case UOPC_BOOL: return 1;
-  case UOPC_F16: return 2;
-  case UOPC_I32: case UOPC_F32: return 4;
+  case UOPC_DT_BOOL: return 1;
+  case UOPC_DT_F16: return 2;
+  case UOPC_DT_I32: case UOPC_DT_F32: return 4;
   default: return 0;
   }
 }
@@ -127,7 +127,7 @@ void uopc_kernel_free(uopc_kernel *k) {
 }
 
 uint32_t uopc_kernel_nbufs(const uopc_kernel *k) { return k->nbufs; }
-uopc_dtype uopc_kernel_buf_dtype(const uopc_kernel *k, uint32_t s) { return s < k->nbufs ? k->dtype[s] : UOPC_VOID; }
+uopc_dtype uopc_kernel_buf_dtype(const uopc_kernel *k, uint32_t s) { return s < k->nbufs ? k->dtype[s] : UOPC_DT_VOID; }
 int64_t uopc_kernel_buf_len(const uopc_kernel *k, uint32_t s) { return s < k->nbufs ? k->len[s] : 0; }
 
 char *uopc_emit_llvm(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {

@@ -5,7 +5,7 @@
 #include "lower/kernel.h"
 
 static int has_load(uopc_ctx *c, uopc_node *u, int *oom) {
-  if (!(u->srcops & (1ull << UOPC_LOAD)) && u->op != UOPC_LOAD && u->nsrc == 0) return 0;
+  if (!(u->srcops & (1ull << UOPC_OP_LOAD)) && u->op != UOPC_OP_LOAD && u->nsrc == 0) return 0;
   uint32_t n;
   uopc_node **all = uopc_toposort(c, u, &n);
   if (!all) {
@@ -13,7 +13,7 @@ static int has_load(uopc_ctx *c, uopc_node *u, int *oom) {
     return 0;
   }
   int r = 0;
-  for (uint32_t i = 0; i < n && !r; i++) r = all[i]->op == UOPC_LOAD;
+  for (uint32_t i = 0; i < n && !r; i++) r = all[i]->op == UOPC_OP_LOAD;
   uopc_mem_free(c, all, (size_t)n * sizeof *all);
   return r;
 }
@@ -37,12 +37,12 @@ static void build(void) { index_m = uopi_matcher_static(index_rules, 1, "kernel 
 
 static const char *not_kernel(uopc_node *u) {
   switch (u->op) {
-  case UOPC_PARAM: return "a kernel takes BUFFERs, not PARAMs";
-  case UOPC_CALL: return "CALL must be inlined before a kernel is compiled";
-  case UOPC_STACK: case UOPC_RESHAPE: case UOPC_EXPAND: case UOPC_PERMUTE: case UOPC_SHRINK: case UOPC_REDUCE:
+  case UOPC_OP_PARAM: return "a kernel takes BUFFERs, not PARAMs";
+  case UOPC_OP_CALL: return "CALL must be inlined before a kernel is compiled";
+  case UOPC_OP_STACK: case UOPC_OP_RESHAPE: case UOPC_OP_EXPAND: case UOPC_OP_PERMUTE: case UOPC_OP_SHRINK: case UOPC_OP_REDUCE:
     return "shaped values must be lowered to loops before a kernel is compiled";
-  case UOPC_INDEX: return u->src[0]->op == UOPC_BUFFER ? NULL : "INDEX of a value is not a kernel op";
-  case UOPC_BUFFER: return NULL;
+  case UOPC_OP_INDEX: return u->src[0]->op == UOPC_OP_BUFFER ? NULL : "INDEX of a value is not a kernel op";
+  case UOPC_OP_BUFFER: return NULL;
   default: return u->ndim ? "shaped values must be lowered to loops before a kernel is compiled" : NULL;
   }
 }
@@ -50,8 +50,8 @@ static const char *not_kernel(uopc_node *u) {
 uopc_status uopi_kernel_prepare(uopc_ctx *c, uopc_node *root, uopi_kernel_ir *out) {
   memset(out, 0, sizeof *out);
   if (!root) return uopc_fail(c, UOPC_ERR_ARG, "compile: NULL kernel"), UOPC_ERR_ARG;
-  if (root->op == UOPC_STORE || root->op == UOPC_END) root = uopc_sink(c, &root, 1);
-  if (root && root->op != UOPC_SINK) {
+  if (root->op == UOPC_OP_STORE || root->op == UOPC_OP_END) root = uopc_sink(c, &root, 1);
+  if (root && root->op != UOPC_OP_SINK) {
     uopc_fail(c, UOPC_ERR_TYPE, "a kernel's root must be a SINK (or a STORE or END), not %s", uopc_op_name((uopc_op)root->op));
     return UOPC_ERR_TYPE;
   }
@@ -68,7 +68,7 @@ uopc_status uopi_kernel_prepare(uopc_ctx *c, uopc_node *root, uopi_kernel_ir *ou
     if (why) {
       uopc_fail(c, UOPC_ERR_TYPE, "%s is not a kernel op: %s", uopc_op_name((uopc_op)u->op), why);
       st = UOPC_ERR_TYPE;
-    } else if (u->op == UOPC_BUFFER) {
+    } else if (u->op == UOPC_OP_BUFFER) {
       int64_t s = u->arg.i;
       if (s >= UOPI_KERNEL_MAX_BUFS) {
         uopc_fail(c, UOPC_ERR_TYPE, "BUFFER slot %lld: a kernel takes at most %d buffers", (long long)s, UOPI_KERNEL_MAX_BUFS);

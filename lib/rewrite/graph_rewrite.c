@@ -64,7 +64,7 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
     if (!root && uopc_ctx_error(c)) return NULL;  /* a failed constructor: its error stands */
     return uopc_fail(c, UOPC_ERR_ARG, "graph_rewrite: %s is NULL", root ? "matcher" : "root");
   }
-  if (max_steps == 0) max_steps = UOPC_MAX_STEPS;
+  if (max_steps == 0) max_steps = UOPC_LIMIT_STEPS;
   uopi_rw_env env;
   uopi_rw_env_init(&env, c, m, ctx);
   uopi_table *done = uopi_table_acquire(c);

@@ -43,7 +43,7 @@ static inline int m_rest(const mrun *r, const goal *g) {
 /* A CONST's value as a number (the seed's `arg ==`): 0 == 0.0 == -0.0 ==
    False, and a NaN equals nothing. */
 static inline double const_num(const uopc_node *u) {
-  return (u->dtype == UOPC_F32 || u->dtype == UOPC_F16) ? u->arg.f : (double)u->arg.i;
+  return (u->dtype == UOPC_DT_F32 || u->dtype == UOPC_DT_F16) ? u->arg.f : (double)u->arg.i;
 }
 
 /* The checks on u alone: op, dtype, literal value, arity. */

@@ -30,7 +30,7 @@ void uopc_matcher_free(uopc_matcher *m) {
     }
   free(m->rules);
   free(m->by_op);
-  for (int op = 0; op < UOPC_NUM_OPS; op++) free(m->filt[op]);
+  for (int op = 0; op < UOPC_OP_COUNT; op++) free(m->filt[op]);
   free(m);
 }
 
@@ -39,13 +39,13 @@ void uopc_matcher_free(uopc_matcher *m) {
 /* The classes of node that can pass step t's own op and literal checks
    (bit cls; never ABSENT). */
 static uint64_t class_mask(const uopi_lstep *t) {
-  uint64_t m = t->ops & ((UINT64_C(1) << UOPC_NUM_OPS) - 1);
-  if ((t->ops >> UOPC_CONST) & 1) {
+  uint64_t m = t->ops & ((UINT64_C(1) << UOPC_OP_COUNT) - 1);
+  if ((t->ops >> UOPC_OP_CONST) & 1) {
     if (t->flags & UOPI_P_LIT) {
       double v = t->lit;
-      m |= UINT64_C(1) << (UOPC_NUM_OPS + (v == 0 ? 0u : v == 1 ? 1u : v == -1 ? 2u : 3u));
+      m |= UINT64_C(1) << (UOPC_OP_COUNT + (v == 0 ? 0u : v == 1 ? 1u : v == -1 ? 2u : 3u));
     } else {
-      m |= UINT64_C(0xf) << UOPC_NUM_OPS;
+      m |= UINT64_C(0xf) << UOPC_OP_COUNT;
     }
   }
   return m;
@@ -180,7 +180,7 @@ static uopc_matcher *matcher_build(const uopc_rule *rules, const uopi_mrule *con
     set_err(e, UOPC_ERR_ARG, 0, "matcher: rules is NULL");
     return NULL;
   }
-  if (n > UINT32_MAX / UOPC_NUM_OPS) {
+  if (n > UINT32_MAX / UOPC_OP_COUNT) {
     set_err(e, UOPC_ERR_ARG, 0, "matcher: too many rules");
     return NULL;
   }
@@ -220,20 +220,20 @@ static uopc_matcher *matcher_build(const uopc_rule *rules, const uopi_mrule *con
     r->fn = rules[i].fn;
     r->need = r->pat->need;
     uint64_t ops = r->pat->nodes[0].ops;
-    for (int op = 0; op < UOPC_NUM_OPS; op++) m->start[op + 1] += (uint32_t)((ops >> op) & 1);
+    for (int op = 0; op < UOPC_OP_COUNT; op++) m->start[op + 1] += (uint32_t)((ops >> op) & 1);
     filed += (size_t)__builtin_popcountll(ops);
   }
   m->by_op = malloc((filed ? filed : 1) * sizeof *m->by_op);
   if (!m->by_op) goto oom;
-  for (int op = 0; op < UOPC_NUM_OPS; op++) m->start[op + 1] += m->start[op];
-  uint32_t fill[UOPC_NUM_OPS];
+  for (int op = 0; op < UOPC_OP_COUNT; op++) m->start[op + 1] += m->start[op];
+  uint32_t fill[UOPC_OP_COUNT];
   memcpy(fill, m->start, sizeof fill);
   for (size_t i = 0; i < n; i++) {
     uint64_t ops = m->rules[i].pat->nodes[0].ops;
-    for (int op = 0; op < UOPC_NUM_OPS; op++)
+    for (int op = 0; op < UOPC_OP_COUNT; op++)
       if ((ops >> op) & 1) m->by_op[fill[op]++] = &m->rules[i];
   }
-  for (int op = 0; op < UOPC_NUM_OPS; op++)
+  for (int op = 0; op < UOPC_OP_COUNT; op++)
     if (!build_filter(m, op)) goto oom;
   return m;
 oom:
@@ -269,7 +269,7 @@ uopc_matcher *uopc_matcher_cat(const uopc_matcher *a, const uopc_matcher *b) {
 size_t uopc_matcher_size(const uopc_matcher *m) { return m ? m->n : 0; }
 
 size_t uopc_matcher_count_for(const uopc_matcher *m, uopc_op op) {
-  if (!m || (unsigned)op >= UOPC_NUM_OPS) return 0;
+  if (!m || (unsigned)op >= UOPC_OP_COUNT) return 0;
   return m->start[op + 1] - m->start[op];
 }
 

@@ -128,8 +128,8 @@ static int parse_ops(parser *ps, uint64_t *out) {
       size_t n = word_len(ps);
       if (n == 0) return perr(ps, at, "expected an op name, '*' or 'alu'");
       if (n == 3 && memcmp(ps->s + at, "alu", 3) == 0) {
-        for (int op = 0; op < UOPC_NUM_OPS; op++)
-          if (uopc_op_flags((uopc_op)op) & UOPC_F_ALU) m |= UINT64_C(1) << op;
+        for (int op = 0; op < UOPC_OP_COUNT; op++)
+          if (uopc_op_flags((uopc_op)op) & UOPC_OPF_ALU) m |= UINT64_C(1) << op;
       } else {
         int op = uopc_op_parse(ps->s + at, n);
         if (op < 0) {
@@ -276,7 +276,7 @@ static int parse_pat(parser *ps) {
       if (id < 0) return -1;
       uopi_pnode *nd = &ps->p->nodes[id];
       nd->var = (int8_t)v;
-      if (ch == '#') nd->ops = UINT64_C(1) << UOPC_CONST;
+      if (ch == '#') nd->ops = UINT64_C(1) << UOPC_OP_CONST;
       if (opt_dtypes(ps, nd) < 0) return -1;
     }
   } else if (ch == '_' && !is_word((unsigned char)(ps->pos + 1 < ps->len ? ps->s[ps->pos + 1] : 0))) {
@@ -306,7 +306,7 @@ static int parse_pat(parser *ps) {
     id = new_node(ps);
     if (id < 0) return -1;
     uopi_pnode *nd = &ps->p->nodes[id];
-    nd->ops = UINT64_C(1) << UOPC_CONST;
+    nd->ops = UINT64_C(1) << UOPC_OP_CONST;
     nd->flags |= UOPI_P_LIT;
     nd->lit = v;
     if (opt_dtypes(ps, nd) < 0) return -1;

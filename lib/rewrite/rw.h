@@ -20,8 +20,8 @@
                                   once per part: this bounds its C stack) */
 #define UOPI_PAT_MAX_LEN 4096  /* characters of pattern text */
 
-#define UOPI_ALL_OPS ((UINT64_C(1) << UOPC_NUM_OPS) - 1)
-#define UOPI_ALL_DTYPES ((uint8_t)((1u << UOPC_NUM_DTYPES) - 1))
+#define UOPI_ALL_OPS ((UINT64_C(1) << UOPC_OP_COUNT) - 1)
+#define UOPI_ALL_DTYPES ((uint8_t)((1u << UOPC_DT_COUNT) - 1))
 
 /* pattern node flags */
 #define UOPI_P_SRC 1u     /* sources are given (absent: not looked at) */
@@ -106,7 +106,7 @@ UOPI_FUNC uopc_pattern *uopi_pattern_clone(const uopc_pattern *p);
 
 /* The shallow checks of a step on u: op, dtype, literal value, arity. */
 static inline double uopi_const_num(const uopc_node *u) {
-  return (u->dtype == UOPC_F32 || u->dtype == UOPC_F16) ? u->arg.f : (double)u->arg.i;
+  return (u->dtype == UOPC_DT_F32 || u->dtype == UOPC_DT_F16) ? u->arg.f : (double)u->arg.i;
 }
 static inline int uopi_lstep_ok(const uopi_lstep *s, const uopc_node *u) {
   unsigned fl = s->flags;
@@ -158,19 +158,19 @@ typedef struct uopi_mrule {
  * class); a group also knows two paths that every variant of it needs to
  * hold the same node (a name used twice), when there are such.  A node's candidates are the AND over
  * the paths: usually only the rules that will match are run. */
-#define UOPI_CLS_ABSENT (UOPC_NUM_OPS + 4)
-#define UOPI_NCLS (UOPC_NUM_OPS + 5)
+#define UOPI_CLS_ABSENT (UOPC_OP_COUNT + 4)
+#define UOPI_NCLS (UOPC_OP_COUNT + 5)
 #define UOPI_FILT_PATHS 9
 #define UOPI_FILT_MAX 64
 
 static inline uint32_t uopi_class(const uopc_node *u) {
-  if (u->op != UOPC_CONST) return u->op;
-  if (u->dtype == UOPC_F32 || u->dtype == UOPC_F16) {
+  if (u->op != UOPC_OP_CONST) return u->op;
+  if (u->dtype == UOPC_DT_F32 || u->dtype == UOPC_DT_F16) {
     double v = u->arg.f;
-    return UOPC_NUM_OPS + (v == 0 ? 0u : v == 1 ? 1u : v == -1 ? 2u : 3u);
+    return UOPC_OP_COUNT + (v == 0 ? 0u : v == 1 ? 1u : v == -1 ? 2u : 3u);
   }
   uint64_t i1 = (uint64_t)u->arg.i + 1; /* -1, 0, 1 -> 0, 1, 2 */
-  return UOPC_NUM_OPS + (i1 <= 2 ? (0x12u >> (2 * i1)) & 3u : 3u);
+  return UOPC_OP_COUNT + (i1 <= 2 ? (0x12u >> (2 * i1)) & 3u : 3u);
 }
 
 typedef struct uopi_group {
@@ -201,10 +201,10 @@ struct uopc_matcher {
   size_t n;
   uopi_mrule *rules;                    /* n, in priority order */
   const uopi_mrule **by_op;             /* rules filed per op, concatenated */
-  uint32_t start[UOPC_NUM_OPS + 1];     /* by_op[start[op] .. start[op+1]) */
+  uint32_t start[UOPC_OP_COUNT + 1];     /* by_op[start[op] .. start[op+1]) */
   /* per op with rules: the filter, or NULL (a rule not compiled, or more
      than UOPI_FILT_MAX groups): then every rule is tried */
-  uopi_opfilt *filt[UOPC_NUM_OPS];
+  uopi_opfilt *filt[UOPC_OP_COUNT];
 };
 
 /* What one rewrite call needs besides the node: read once per call. */

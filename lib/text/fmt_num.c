@@ -157,12 +157,12 @@ int uopc_fmt_double(double v, char *buf) { return fmt_float(v, P_F64, buf); }
 
 int uopc_fmt_scalar(double v, uopc_dtype t, char *buf) {
   switch (t) {
-  case UOPC_BOOL: return (int)(strcpy(buf, v != 0 ? "True" : "False"), v != 0 ? 4 : 5);
-  case UOPC_I32:
+  case UOPC_DT_BOOL: return (int)(strcpy(buf, v != 0 ? "True" : "False"), v != 0 ? 4 : 5);
+  case UOPC_DT_I32:
     if (v >= -9.2e18 && v <= 9.2e18) return snprintf(buf, 32, "%lld", (long long)v);
     return fmt_float(v, P_F64, buf);
-  case UOPC_F32: return fmt_float(uopc_round_f32(v), P_F32, buf);
-  case UOPC_F16: return fmt_float(uopc_round_f16(v), P_F16, buf);
+  case UOPC_DT_F32: return fmt_float(uopc_round_f32(v), P_F32, buf);
+  case UOPC_DT_F16: return fmt_float(uopc_round_f16(v), P_F16, buf);
   default: return fmt_float(v, P_F64, buf);
   }
 }

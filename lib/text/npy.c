@@ -44,19 +44,19 @@ static uopc_status fail(uopc_error *e, uopc_status code, const char *fmt, ...) {
 
 static size_t elem_size(uopc_dtype t) {
   switch (t) {
-  case UOPC_BOOL: return 1;
-  case UOPC_F16: return 2;
-  case UOPC_I32: case UOPC_F32: return 4;
+  case UOPC_DT_BOOL: return 1;
+  case UOPC_DT_F16: return 2;
+  case UOPC_DT_I32: case UOPC_DT_F32: return 4;
   default: return 0;
   }
 }
 
 const char *uopc_npy_descr(uopc_dtype t) {
   switch (t) {
-  case UOPC_BOOL: return "|b1";
-  case UOPC_I32: return "<i4";
-  case UOPC_F32: return "<f4";
-  case UOPC_F16: return "<f2";
+  case UOPC_DT_BOOL: return "|b1";
+  case UOPC_DT_I32: return "<i4";
+  case UOPC_DT_F32: return "<f4";
+  case UOPC_DT_F16: return "<f2";
   default: return NULL;
   }
 }
@@ -83,7 +83,7 @@ static void to_host(void *data, int64_t count, size_t size) {
 typedef struct hdr {
   uopc_dtype dtype;
   uint32_t ndim;
-  int64_t shape[UOPC_MAX_DIMS];
+  int64_t shape[UOPC_LIMIT_DIMS];
   int64_t count;
   size_t data_off, data_bytes;
 } hdr;
@@ -156,7 +156,7 @@ static uopc_status parse_descr(scan *S, hdr *h) {
   static const struct {
     const char *s;
     uopc_dtype t;
-  } ok[] = {{"|b1", UOPC_BOOL}, {"<b1", UOPC_BOOL}, {"<i4", UOPC_I32}, {"<f4", UOPC_F32}, {"<f2", UOPC_F16}};
+  } ok[] = {{"|b1", UOPC_DT_BOOL}, {"<b1", UOPC_DT_BOOL}, {"<i4", UOPC_DT_I32}, {"<f4", UOPC_DT_F32}, {"<f2", UOPC_DT_F16}};
   for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
     if (len == 3 && memcmp(d, ok[k].s, 3) == 0) {
       h->dtype = ok[k].t;
@@ -200,7 +200,7 @@ static uopc_status parse_shape(scan *S, hdr *h) {
   for (;;) {
     int64_t v = 0;
     if (dim(S, &v)) return S->e->code;
-    if (h->ndim == UOPC_MAX_DIMS) return fail(S->e, UOPC_ERR_ARG, "more than %d dimensions", UOPC_MAX_DIMS);
+    if (h->ndim == UOPC_LIMIT_DIMS) return fail(S->e, UOPC_ERR_ARG, "more than %d dimensions", UOPC_LIMIT_DIMS);
     h->shape[h->ndim++] = v;
     if (eat(S, ')')) {
       /* (3) is the integer 3 in Python, not a tuple */
@@ -442,7 +442,7 @@ void uopc_npy_free(uopc_npy *a) {
 static uopc_status header(const uopc_npy *a, char *hb, size_t hcap, size_t *len, size_t *data_bytes, uopc_error *e) {
   const char *descr = a ? uopc_npy_descr(a->dtype) : NULL;
   if (!descr) return fail(e, UOPC_ERR_ARG, "npy: no array, or a dtype without a .npy form");
-  if (a->ndim > UOPC_MAX_DIMS) return fail(e, UOPC_ERR_ARG, "npy: more than %d dimensions", UOPC_MAX_DIMS);
+  if (a->ndim > UOPC_LIMIT_DIMS) return fail(e, UOPC_ERR_ARG, "npy: more than %d dimensions", UOPC_LIMIT_DIMS);
   int64_t count = 1;
   for (uint32_t i = 0; i < a->ndim; i++) {
     if (a->shape[i] < 0) return fail(e, UOPC_ERR_ARG, "npy: negative dimension");
@@ -455,7 +455,7 @@ static uopc_status header(const uopc_npy *a, char *hb, size_t hcap, size_t *len,
   if (count && !a->data) return fail(e, UOPC_ERR_ARG, "npy: NULL data");
   *data_bytes = (size_t)count * es;
   /* the dict as NumPy's repr writes it */
-  char dict[UOPC_MAX_DIMS * 22 + 96];
+  char dict[UOPC_LIMIT_DIMS * 22 + 96];
   size_t n = (size_t)snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
   for (uint32_t i = 0; i < a->ndim; i++)
     n += (size_t)snprintf(dict + n, sizeof dict - n, "%s%lld", i ? ", " : "", (long long)a->shape[i]);
@@ -480,7 +480,7 @@ static uopc_status header(const uopc_npy *a, char *hb, size_t hcap, size_t *len,
   return UOPC_OK;
 }
 
-#define HCAP (UOPC_MAX_DIMS * 22 + 256)
+#define HCAP (UOPC_LIMIT_DIMS * 22 + 256)
 
 /* The data in file byte order (a copy on big-endian hosts; else a itself). */
 static const void *le_data(const uopc_npy *a, size_t bytes, void **owned) {

@@ -162,7 +162,7 @@ static int parse_tuple(parser *p, int pairs, uint32_t *off, uint32_t *cnt) {
   *cnt = 0;
   next(p);
   while (p->tok.kind != UOPI_TK_RP) {
-    if (*cnt == UOPC_MAX_DIMS) return SYNTAX(p, col0, "tuple has more than %d entries", UOPC_MAX_DIMS), 0;
+    if (*cnt == UOPC_LIMIT_DIMS) return SYNTAX(p, col0, "tuple has more than %d entries", UOPC_LIMIT_DIMS), 0;
     if (!pairs) {
       if (!tuple_int(p, "an integer")) return 0;
     } else {
@@ -187,24 +187,24 @@ static int parse_tuple(parser *p, int pairs, uint32_t *off, uint32_t *cnt) {
 
 /* ---- literals and their dtype ------------------------------------------ */
 
-static uopc_dtype spelled(lit_kind k) { return k == LIT_INT ? UOPC_I32 : k == LIT_FLOAT ? UOPC_F32 : UOPC_BOOL; }
+static uopc_dtype spelled(lit_kind k) { return k == LIT_INT ? UOPC_DT_I32 : k == LIT_FLOAT ? UOPC_DT_F32 : UOPC_DT_BOOL; }
 
 /* The constant a literal stands for at dtype t (VOID: its spelling). */
 static uopc_node *lit_node(parser *p, const opd *o, uopc_dtype t) {
-  if (t == UOPC_VOID) t = spelled(o->lit);
+  if (t == UOPC_DT_VOID) t = spelled(o->lit);
   uopc_node *k = NULL;
   switch (t) {
-  case UOPC_BOOL:
+  case UOPC_DT_BOOL:
     if (o->lit != LIT_BOOL) return SYNTAX(p, o->col, "number literal where a bool is needed");
-    k = uopc_const_i(p->c, UOPC_BOOL, o->i);
+    k = uopc_const_i(p->c, UOPC_DT_BOOL, o->i);
     break;
-  case UOPC_I32:
+  case UOPC_DT_I32:
     if (o->lit == LIT_BOOL) return SYNTAX(p, o->col, "bool literal where a number (i32) is needed");
     if (o->lit == LIT_FLOAT) return SYNTAX(p, o->col, "float literal where an i32 is needed");
-    k = uopc_const_i(p->c, UOPC_I32, o->i);
+    k = uopc_const_i(p->c, UOPC_DT_I32, o->i);
     break;
-  case UOPC_F32:
-  case UOPC_F16:
+  case UOPC_DT_F32:
+  case UOPC_DT_F16:
     if (o->lit == LIT_BOOL) return SYNTAX(p, o->col, "bool literal where a number (%s) is needed", uopc_dtype_name(t));
     k = o->lit == LIT_INT ? uopc_const_i(p->c, t, o->i) : uopc_const_f(p->c, t, o->f);
     break;
@@ -226,7 +226,7 @@ static int need_dtype(parser *p, uint32_t from, uint32_t to, uopc_dtype t) {
 
 /* Literals among ops[from..to) take the dtype of the first node there. */
 static int type_group(parser *p, uint32_t from, uint32_t to) {
-  uopc_dtype t = UOPC_VOID;
+  uopc_dtype t = UOPC_DT_VOID;
   for (uint32_t i = from; i < to; i++)
     if (p->ops[i].kind == OPD_NODE) {
       t = (uopc_dtype)p->ops[i].node->dtype;
@@ -241,13 +241,13 @@ static int type_group(parser *p, uint32_t from, uint32_t to) {
 static void op_keys(uopc_op op, unsigned *allowed, unsigned *required) {
   unsigned a = 0, r = 0;
   switch (op) {
-  case UOPC_CONST: a = r = KB(K_DTYPE); break;
-  case UOPC_PARAM: a = KB(K_SLOT) | KB(K_DTYPE) | KB(K_SHAPE), r = KB(K_SLOT) | KB(K_DTYPE); break;
-  case UOPC_BUFFER: a = r = KB(K_SLOT) | KB(K_DTYPE) | KB(K_SHAPE); break;
-  case UOPC_RANGE: a = r = KB(K_IDX); break;
-  case UOPC_CAST: a = r = KB(K_DTYPE); break;
-  case UOPC_CALL: a = KB(K_NAME); break;
-  case UOPC_REDUCE: a = r = KB(K_OP) | KB(K_POP); break;
+  case UOPC_OP_CONST: a = r = KB(K_DTYPE); break;
+  case UOPC_OP_PARAM: a = KB(K_SLOT) | KB(K_DTYPE) | KB(K_SHAPE), r = KB(K_SLOT) | KB(K_DTYPE); break;
+  case UOPC_OP_BUFFER: a = r = KB(K_SLOT) | KB(K_DTYPE) | KB(K_SHAPE); break;
+  case UOPC_OP_RANGE: a = r = KB(K_IDX); break;
+  case UOPC_OP_CAST: a = r = KB(K_DTYPE); break;
+  case UOPC_OP_CALL: a = KB(K_NAME); break;
+  case UOPC_OP_REDUCE: a = r = KB(K_OP) | KB(K_POP); break;
   default: break;
   }
   *allowed = a;
@@ -329,7 +329,7 @@ static int parse_attr(parser *p, uopc_op op, attrs *a) {
   switch (k) {
   case K_DTYPE: {
     int d = t->kind == UOPI_TK_WORD ? uopc_dtype_parse(t->s, t->len) : -1;
-    if (d < 0 || d == UOPC_VOID) {
+    if (d < 0 || d == UOPC_DT_VOID) {
       if (t->kind != UOPI_TK_WORD) return unexpected(p, "a dtype (bool, i32, f32, f16)"), 0;
       return SYNTAX(p, t->col, "unknown dtype '%s' (bool, i32, f32, f16)", tok_text(t, q)), 0;
     }
@@ -359,11 +359,11 @@ static int parse_attr(parser *p, uopc_op op, attrs *a) {
 
 /* ---- operands ----------------------------------------------------------- */
 
-static int is_move(uopc_op op) { return (uopc_op_flags(op) & UOPC_F_MOVE) != 0; }
+static int is_move(uopc_op op) { return (uopc_op_flags(op) & UOPC_OPF_MOVE) != 0; }
 
 /* Operands as written: CONST has its literal, movement ops their tuple. */
 static int text_arity(uopc_op op) {
-  if (op == UOPC_CONST) return 1;
+  if (op == UOPC_OP_CONST) return 1;
   if (is_move(op)) return 2;
   return uopc_op_arity(op);
 }
@@ -396,7 +396,7 @@ static int parse_operand(parser *p, uopc_op op, uint32_t idx) {
     if (!is_move(op) || idx != 1)
       return SYNTAX(p, t->col, "unexpected tuple (only the second operand of a movement op is a tuple)"), 0;
     o->kind = OPD_TUPLE;
-    return parse_tuple(p, op == UOPC_SHRINK, &o->tup_off, &o->tup_n);
+    return parse_tuple(p, op == UOPC_OP_SHRINK, &o->tup_off, &o->tup_n);
   default: return unexpected(p, "an operand"), 0;
   }
 }
@@ -409,7 +409,7 @@ static uopc_node **operand_nodes(parser *p, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     opd *o = &p->ops[i];
     if (o->kind == OPD_LIT) {
-      if (!(o->node = lit_node(p, o, UOPC_VOID))) return NULL;
+      if (!(o->node = lit_node(p, o, UOPC_DT_VOID))) return NULL;
       o->kind = OPD_NODE;
     }
     p->srcs[i] = o->node;
@@ -424,7 +424,7 @@ static int broadcast(parser *p, uint32_t n, size_t col) {
   for (uint32_t i = 0; i < n && !shaped; i++)
     if (p->srcs[i]->ndim) shaped = p->srcs[i];
   if (!shaped) return 1;
-  int32_t ones[UOPC_MAX_DIMS];
+  int32_t ones[UOPC_LIMIT_DIMS];
   for (uint32_t d = 0; d < shaped->ndim; d++) ones[d] = 1;
   for (uint32_t i = 0; i < n; i++) {
     if (p->srcs[i]->ndim) continue;
@@ -439,23 +439,23 @@ static int broadcast(parser *p, uint32_t n, size_t col) {
 static uopc_node *build(parser *p, uopc_op op, size_t op_col, uint32_t n, const attrs *a) {
   uopc_arg arg;
   memset(&arg, 0, sizeof arg);
-  uopc_dtype dt = UOPC_VOID;
+  uopc_dtype dt = UOPC_DT_VOID;
   unsigned fl = uopc_op_flags(op);
   switch (op) {
-  case UOPC_CONST:
+  case UOPC_OP_CONST:
     if (p->ops[0].kind != OPD_LIT) return SYNTAX(p, p->ops[0].col, "const needs a literal operand");
     return lit_node(p, &p->ops[0], (uopc_dtype)a->dtype);
-  case UOPC_PARAM:
-  case UOPC_BUFFER:
+  case UOPC_OP_PARAM:
+  case UOPC_OP_BUFFER:
     dt = (uopc_dtype)a->dtype;
     arg.i = a->slot;
     arg.n = a->shape_n;
     arg.v = a->shape_n ? p->ints + a->shape_off : NULL;
     break;
-  case UOPC_RANGE: arg.i = a->idx; break;
-  case UOPC_CAST: dt = (uopc_dtype)a->dtype; break;
-  case UOPC_CALL: arg.name = a->name; break;
-  case UOPC_REDUCE:
+  case UOPC_OP_RANGE: arg.i = a->idx; break;
+  case UOPC_OP_CAST: dt = (uopc_dtype)a->dtype; break;
+  case UOPC_OP_CALL: arg.name = a->name; break;
+  case UOPC_OP_REDUCE:
     arg.rop = (uint32_t)a->rop;
     arg.i = a->pop;
     break;
@@ -472,13 +472,13 @@ static uopc_node *build(parser *p, uopc_op op, size_t op_col, uint32_t n, const 
   /* literal typing; where a context needs one dtype (WHERE's condition,
      RANGE's end, INDEX's indices) a literal of another kind is reported at
      the literal rather than as the core's refusal of the node */
-  if (op == UOPC_STACK && !type_group(p, 0, n)) return NULL;
-  if ((fl & UOPC_F_ALU) && op != UOPC_WHERE && !type_group(p, 0, n)) return NULL;
-  if (op == UOPC_WHERE && (!need_dtype(p, 0, 1, UOPC_BOOL) || !type_group(p, 1, n))) return NULL;
-  if (op == UOPC_RANGE && !need_dtype(p, 0, n, UOPC_I32)) return NULL;
-  if (op == UOPC_INDEX && !need_dtype(p, 1, n, UOPC_I32)) return NULL;
+  if (op == UOPC_OP_STACK && !type_group(p, 0, n)) return NULL;
+  if ((fl & UOPC_OPF_ALU) && op != UOPC_OP_WHERE && !type_group(p, 0, n)) return NULL;
+  if (op == UOPC_OP_WHERE && (!need_dtype(p, 0, 1, UOPC_DT_BOOL) || !type_group(p, 1, n))) return NULL;
+  if (op == UOPC_OP_RANGE && !need_dtype(p, 0, n, UOPC_DT_I32)) return NULL;
+  if (op == UOPC_OP_INDEX && !need_dtype(p, 1, n, UOPC_DT_I32)) return NULL;
   if (!operand_nodes(p, n)) return NULL;
-  if ((fl & UOPC_F_ALU) && !broadcast(p, n, op_col)) return NULL;
+  if ((fl & UOPC_OPF_ALU) && !broadcast(p, n, op_col)) return NULL;
   uopc_node *u = uopc_make(p->c, op, dt, p->srcs, n, &arg);
   return u ? u : fail_build(p, op_col);
 }

@@ -29,7 +29,7 @@ typedef struct printer {
   uopi_sbuf out;
 } printer;
 
-static int is_const(const uopc_node *u) { return u->op == UOPC_CONST; }
+static int is_const(const uopc_node *u) { return u->op == UOPC_OP_CONST; }
 
 /* Sources [from, to) of u are one typing group (the parser types their
    literals by the first node among them). */
@@ -53,14 +53,14 @@ static void decide_group(const uopc_node *u, uint32_t from, uint32_t to, uint8_t
   uopc_dtype t = (uopc_dtype)u->src[first]->dtype;
   for (uint32_t j = from; j < to; j++)
     if (j != first && is_const(u->src[j]))
-      inl[j] = t == UOPC_VOID ? uopi_dtype_spellable((uopc_dtype)u->src[j]->dtype) : u->src[j]->dtype == t;
+      inl[j] = t == UOPC_DT_VOID ? uopi_dtype_spellable((uopc_dtype)u->src[j]->dtype) : u->src[j]->dtype == t;
 }
 
 /* Sources [from, to) of u, each read at dtype t (VOID: its spelling). */
 static void decide_each(const uopc_node *u, uint32_t from, uint32_t to, uopc_dtype t, uint8_t *inl) {
   for (uint32_t j = from; j < to; j++) {
     uopc_dtype d = (uopc_dtype)u->src[j]->dtype;
-    inl[j] = is_const(u->src[j]) && (t == UOPC_VOID ? uopi_dtype_spellable(d) : d == t);
+    inl[j] = is_const(u->src[j]) && (t == UOPC_DT_VOID ? uopi_dtype_spellable(d) : d == t);
   }
 }
 
@@ -71,18 +71,18 @@ static int decide(printer *pr, const uopc_node *u) {
   if (!uopi_grow(pr->c, (void **)&pr->inl, &pr->inl_cap, n + 1, 1)) return 0;
   memset(pr->inl, 0, n);
   unsigned fl = uopc_op_flags((uopc_op)u->op);
-  if (u->op == UOPC_WHERE) {
-    decide_each(u, 0, 1, UOPC_BOOL, pr->inl);
+  if (u->op == UOPC_OP_WHERE) {
+    decide_each(u, 0, 1, UOPC_DT_BOOL, pr->inl);
     decide_group(u, 1, n, pr->inl);
-  } else if (u->op == UOPC_STACK || (fl & UOPC_F_ALU)) {
+  } else if (u->op == UOPC_OP_STACK || (fl & UOPC_OPF_ALU)) {
     decide_group(u, 0, n, pr->inl);
-  } else if (u->op == UOPC_RANGE) {
-    decide_each(u, 0, n, UOPC_I32, pr->inl);
-  } else if (u->op == UOPC_INDEX) {
-    decide_each(u, 0, 1, UOPC_VOID, pr->inl);
-    decide_each(u, 1, n, UOPC_I32, pr->inl);
+  } else if (u->op == UOPC_OP_RANGE) {
+    decide_each(u, 0, n, UOPC_DT_I32, pr->inl);
+  } else if (u->op == UOPC_OP_INDEX) {
+    decide_each(u, 0, 1, UOPC_DT_VOID, pr->inl);
+    decide_each(u, 1, n, UOPC_DT_I32, pr->inl);
   } else {
-    decide_each(u, 0, n, UOPC_VOID, pr->inl);
+    decide_each(u, 0, n, UOPC_DT_VOID, pr->inl);
   }
   return 1;
 }
@@ -104,8 +104,8 @@ static void put_i64(uopi_sbuf *b, int64_t v) {
 static void put_literal(uopi_sbuf *b, const uopc_node *k) {
   char num[32];
   switch (k->dtype) {
-  case UOPC_BOOL: uopi_sb_puts(b, k->arg.i ? "True" : "False"); break;
-  case UOPC_I32: put_i64(b, k->arg.i); break;
+  case UOPC_DT_BOOL: uopi_sb_puts(b, k->arg.i ? "True" : "False"); break;
+  case UOPC_DT_I32: put_i64(b, k->arg.i); break;
   default: uopi_sb_putn(b, num, (size_t)uopc_fmt_double(k->arg.f, num)); break;
   }
 }
@@ -171,7 +171,7 @@ static int put_line(printer *pr, const uopc_node *u) {
   put_ref(pr, u);
   uopi_sb_puts(b, " = ");
   uopi_sb_puts(b, uopc_op_spelling((uopc_op)u->op));
-  if (u->op == UOPC_CONST) {
+  if (u->op == UOPC_OP_CONST) {
     uopi_sb_putc(b, ' ');
     put_literal(b, u);
     put_dtype(b, " : dtype=", (uopc_dtype)u->dtype);
@@ -185,8 +185,8 @@ static int put_line(printer *pr, const uopc_node *u) {
     else put_ref(pr, u->src[j]);
   }
   switch (u->op) {
-  case UOPC_PARAM:
-  case UOPC_BUFFER:
+  case UOPC_OP_PARAM:
+  case UOPC_OP_BUFFER:
     uopi_sb_puts(b, " : slot=");
     put_i64(b, u->arg.i);
     put_dtype(b, " dtype=", (uopc_dtype)u->dtype);
@@ -195,29 +195,29 @@ static int put_line(printer *pr, const uopc_node *u) {
       put_tuple(b, u->shape, u->ndim, 0);
     }
     break;
-  case UOPC_RANGE:
+  case UOPC_OP_RANGE:
     uopi_sb_puts(b, " : idx=");
     put_i64(b, u->arg.i);
     break;
-  case UOPC_CAST: put_dtype(b, " : dtype=", (uopc_dtype)u->dtype); break;
-  case UOPC_CALL:
+  case UOPC_OP_CAST: put_dtype(b, " : dtype=", (uopc_dtype)u->dtype); break;
+  case UOPC_OP_CALL:
     if (u->arg.name) {
       uopi_sb_puts(b, " : name=");
       put_name(b, u->arg.name);
     }
     break;
-  case UOPC_REDUCE:
+  case UOPC_OP_REDUCE:
     uopi_sb_puts(b, " : op=");
     uopi_sb_puts(b, uopc_op_spelling((uopc_op)u->arg.rop));
     uopi_sb_puts(b, " pop=");
     put_i64(b, u->arg.i);
     break;
-  case UOPC_RESHAPE:
-  case UOPC_EXPAND:
-  case UOPC_PERMUTE:
-  case UOPC_SHRINK:
+  case UOPC_OP_RESHAPE:
+  case UOPC_OP_EXPAND:
+  case UOPC_OP_PERMUTE:
+  case UOPC_OP_SHRINK:
     uopi_sb_puts(b, ", ");
-    put_tuple(b, u->arg.v, u->arg.n, u->op == UOPC_SHRINK);
+    put_tuple(b, u->arg.v, u->arg.n, u->op == UOPC_OP_SHRINK);
     break;
   default: break;
   }
@@ -237,7 +237,7 @@ char *uopc_uir_print(uopc_ctx *c, uopc_node *root) {
   /* 1: the constants that cannot be inline somewhere, and a constant root */
   for (uint32_t i = 0; ok && i < n; i++) {
     const uopc_node *u = order[i];
-    if (is_const(u) || !(u->srcops & (UINT64_C(1) << UOPC_CONST))) continue;
+    if (is_const(u) || !(u->srcops & (UINT64_C(1) << UOPC_OP_CONST))) continue;
     if (!(ok = decide(&pr, u))) break;
     for (uint32_t j = 0; ok && j < u->nsrc; j++)
       if (is_const(u->src[j]) && !pr.inl[j]) ok = uopi_table_set(c, pr.lines, u->src[j]->id, NEEDS_LINE);

@@ -120,7 +120,7 @@ UOPI_FUNC int uopi_decimal_to_double(const char *s, size_t len, double *out);
 /* The dtype a literal's spelling gives on its own (True -> bool, 3 -> i32,
    2.0 -> f32).  A constant of another dtype needs a node sibling or a line. */
 static inline int uopi_dtype_spellable(uopc_dtype t) {
-  return t == UOPC_BOOL || t == UOPC_I32 || t == UOPC_F32;
+  return t == UOPC_DT_BOOL || t == UOPC_DT_I32 || t == UOPC_DT_F32;
 }
 
 #endif

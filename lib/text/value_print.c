@@ -30,8 +30,8 @@ static const uopc_node *first_stuck(uopc_ctx *c, const uopc_node *root, int *ok)
     const uopc_node *u = st[--sp];
     if (uopi_table_get(seen, u->id)) continue;
     if (!(*ok = uopi_table_set(c, seen, u->id, (void *)u))) break;
-    if (u->op == UOPC_CONST) continue;
-    if (u->op != UOPC_STACK) {
+    if (u->op == UOPC_OP_CONST) continue;
+    if (u->op != UOPC_OP_STACK) {
       bad = u;
       break;
     }
@@ -60,7 +60,7 @@ char *uopc_value_print(uopc_ctx *c, uopc_node *u) {
   if (ok) st[sp++] = (frame){u, 0};
   while (ok && sp && b.ok) {
     frame *f = &st[sp - 1];
-    if (f->u->op == UOPC_CONST) {
+    if (f->u->op == UOPC_OP_CONST) {
       uopi_sb_putn(&b, num, (size_t)uopc_fmt_scalar(uopc_const_value(f->u), (uopc_dtype)f->u->dtype, num));
       sp--;
       continue;

@@ -23,24 +23,24 @@ std::string fmt(uopc_ctx *c, uopc_node *u) {
     out.resize(out.size() - x->nsrc);
     std::string r;
     switch (x->op) {
-    case UOPC_CONST: {
+    case UOPC_OP_CONST: {
       char b[40];
       if (uopc_dtype_is_float((uopc_dtype)x->dtype)) uopc_fmt_double(x->arg.f, b);
-      else if (x->dtype == UOPC_BOOL) snprintf(b, sizeof b, "%s", x->arg.i ? "True" : "False");
+      else if (x->dtype == UOPC_DT_BOOL) snprintf(b, sizeof b, "%s", x->arg.i ? "True" : "False");
       else snprintf(b, sizeof b, "%lld", (long long)x->arg.i);
       r = b;
       break;
     }
-    case UOPC_RANGE: r = std::string(1, "ijklmn"[x->arg.i % 6]); break;
-    case UOPC_PARAM: r = std::string(1, "xyf"[x->arg.i % 3]); break;
-    case UOPC_ADD: r = "(" + a[0] + "+" + a[1] + ")"; break;
-    case UOPC_MUL: r = "(" + a[0] + "*" + a[1] + ")"; break;
-    case UOPC_FLOORDIV: r = "(" + a[0] + "//" + a[1] + ")"; break;
-    case UOPC_FLOORMOD: r = "(" + a[0] + "%" + a[1] + ")"; break;
-    case UOPC_CMPLT: r = "(" + a[0] + "<" + a[1] + ")"; break;
-    case UOPC_CMPNE: r = "(" + a[0] + "!=" + a[1] + ")"; break;
-    case UOPC_MAX: r = "max(" + a[0] + ", " + a[1] + ")"; break;
-    case UOPC_WHERE: r = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")"; break;
+    case UOPC_OP_RANGE: r = std::string(1, "ijklmn"[x->arg.i % 6]); break;
+    case UOPC_OP_PARAM: r = std::string(1, "xyf"[x->arg.i % 3]); break;
+    case UOPC_OP_ADD: r = "(" + a[0] + "+" + a[1] + ")"; break;
+    case UOPC_OP_MUL: r = "(" + a[0] + "*" + a[1] + ")"; break;
+    case UOPC_OP_FLOORDIV: r = "(" + a[0] + "//" + a[1] + ")"; break;
+    case UOPC_OP_FLOORMOD: r = "(" + a[0] + "%" + a[1] + ")"; break;
+    case UOPC_OP_CMPLT: r = "(" + a[0] + "<" + a[1] + ")"; break;
+    case UOPC_OP_CMPNE: r = "(" + a[0] + "!=" + a[1] + ")"; break;
+    case UOPC_OP_MAX: r = "max(" + a[0] + ", " + a[1] + ")"; break;
+    case UOPC_OP_WHERE: r = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")"; break;
     default: {
       std::string name = uopc_op_spelling((uopc_op)x->op);
       r = name + "(";

@@ -15,7 +15,7 @@ struct Gen {
   std::mt19937_64 &rng;
   std::vector<uopc_node *> leaves;  // ranges and params
   int64_t rnd(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
-  uopc_node *I(int64_t v) { return uopc_const_i(c, UOPC_I32, v); }
+  uopc_node *I(int64_t v) { return uopc_const_i(c, UOPC_DT_I32, v); }
   uopc_node *leaf() {
     if (rnd(0, 9) < 6) return leaves[rnd(0, (int64_t)leaves.size() - 1)];
     return I(rnd(-6, 6));
@@ -34,7 +34,7 @@ struct Gen {
     case 5: return uopc_mod(c, expr(d - 1), divisor());
     case 6: return uopc_max(c, expr(d - 1), expr(d - 1));
     case 7: return uopc_where(c, cond(d), expr(d - 1), expr(d - 1));
-    case 8: return uopc_cast(c, cond(d), UOPC_I32);
+    case 8: return uopc_cast(c, cond(d), UOPC_DT_I32);
     default: return uopc_add(c, expr(d - 1), I(rnd(-8, 8)));
     }
   }
@@ -93,9 +93,9 @@ struct Prog {
       if (u->nsrc > 0) in.a = pos[u->src[0]->id];
       if (u->nsrc > 1) in.b = pos[u->src[1]->id];
       if (u->nsrc > 2) in.d = pos[u->src[2]->id];
-      if (u->op == UOPC_CONST) in.imm = u->arg.i;
-      else if (u->op == UOPC_RANGE) in.imm = u->arg.i;
-      else if (u->op == UOPC_PARAM) in.imm = 4 + u->arg.i;
+      if (u->op == UOPC_OP_CONST) in.imm = u->arg.i;
+      else if (u->op == UOPC_OP_RANGE) in.imm = u->arg.i;
+      else if (u->op == UOPC_OP_PARAM) in.imm = 4 + u->arg.i;
       pos[u->id] = (int)ins.size();
       ins.push_back(in);
     }
@@ -123,27 +123,27 @@ struct Prog {
       const int64_t *A = in.a >= 0 ? v + (size_t)in.a * L : nullptr;
       const int64_t *B = in.b >= 0 ? v + (size_t)in.b * L : nullptr;
       switch (in.op) {
-      case UOPC_CONST: for (int l = 0; l < L; l++) o[l] = in.imm; break;
-      case UOPC_RANGE:
-      case UOPC_PARAM: for (int l = 0; l < L; l++) o[l] = env[l * 6 + in.imm]; break;
-      case UOPC_ADD: for (int l = 0; l < L; l++) o[l] = A[l] + B[l]; break;
-      case UOPC_MUL: for (int l = 0; l < L; l++) o[l] = A[l] * B[l]; break;
-      case UOPC_FLOORDIV: for (int l = 0; l < L; l++) o[l] = fdiv(A[l], B[l]); break;
-      case UOPC_FLOORMOD: for (int l = 0; l < L; l++) o[l] = A[l] - fdiv(A[l], B[l]) * B[l]; break;
-      case UOPC_MAX: for (int l = 0; l < L; l++) o[l] = B[l] > A[l] ? B[l] : A[l]; break;
-      case UOPC_CMPLT: for (int l = 0; l < L; l++) o[l] = A[l] < B[l]; break;
-      case UOPC_CMPNE: for (int l = 0; l < L; l++) o[l] = A[l] != B[l]; break;
-      case UOPC_WHERE: {
+      case UOPC_OP_CONST: for (int l = 0; l < L; l++) o[l] = in.imm; break;
+      case UOPC_OP_RANGE:
+      case UOPC_OP_PARAM: for (int l = 0; l < L; l++) o[l] = env[l * 6 + in.imm]; break;
+      case UOPC_OP_ADD: for (int l = 0; l < L; l++) o[l] = A[l] + B[l]; break;
+      case UOPC_OP_MUL: for (int l = 0; l < L; l++) o[l] = A[l] * B[l]; break;
+      case UOPC_OP_FLOORDIV: for (int l = 0; l < L; l++) o[l] = fdiv(A[l], B[l]); break;
+      case UOPC_OP_FLOORMOD: for (int l = 0; l < L; l++) o[l] = A[l] - fdiv(A[l], B[l]) * B[l]; break;
+      case UOPC_OP_MAX: for (int l = 0; l < L; l++) o[l] = B[l] > A[l] ? B[l] : A[l]; break;
+      case UOPC_OP_CMPLT: for (int l = 0; l < L; l++) o[l] = A[l] < B[l]; break;
+      case UOPC_OP_CMPNE: for (int l = 0; l < L; l++) o[l] = A[l] != B[l]; break;
+      case UOPC_OP_WHERE: {
         const int64_t *D = v + (size_t)in.d * L;
         for (int l = 0; l < L; l++) o[l] = A[l] ? B[l] : D[l];
         break;
       }
-      case UOPC_CAST: for (int l = 0; l < L; l++) o[l] = A[l]; break;
+      case UOPC_OP_CAST: for (int l = 0; l < L; l++) o[l] = A[l]; break;
       default: for (int l = 0; l < L; l++) o[l] = 0, ovf[l] = true;
       }
       // Only these can leave i32 when their operands are in it (constants,
       // inputs, comparisons, max, where, cast, floormod cannot).
-      if (in.op != UOPC_ADD && in.op != UOPC_MUL && in.op != UOPC_FLOORDIV) continue;
+      if (in.op != UOPC_OP_ADD && in.op != UOPC_OP_MUL && in.op != UOPC_OP_FLOORDIV) continue;
       uint64_t out = 0;  // some lane left i32 (rare): then find which
       for (int l = 0; l < L; l++) out |= ((uint64_t)o[l] + UINT64_C(0x80000000)) >> 32;
       if (out)
@@ -170,7 +170,7 @@ PropStats sym_property(uint64_t seed, uint64_t n_exprs, int evals_per_expr, int 
     Gen g{c, rng, {}};
     std::vector<uopc_node *> ranges, params;
     for (int k = 0; k < 4; k++) ranges.push_back(uopc_range(c, g.I(kRangeEnds[k]), k));
-    for (int k = 0; k < 2; k++) params.push_back(uopc_param(c, k, UOPC_I32, nullptr, 0));
+    for (int k = 0; k < 2; k++) params.push_back(uopc_param(c, k, UOPC_DT_I32, nullptr, 0));
     g.leaves = ranges;
     g.leaves.insert(g.leaves.end(), params.begin(), params.end());
     for (uint64_t b = 0; b < batch && done < n_exprs; b++, done++) {
