@@ -23,6 +23,14 @@ UOPI_FUNC void uopi_die(const char *file, int line, const char *what) __attribut
 #define UOPI_ASSERT(x) ((x) ? (void)0 : uopi_die(__FILE__, __LINE__, #x))
 #define uopi_unreachable() uopi_die(__FILE__, __LINE__, "unreachable")
 
+/* ---- integer helpers shared by exec_alu, bounds and the rules ---------- */
+/* Python's a // b and a % b (floor), b != 0, no overflow (|a| < 2^62). */
+static inline int64_t uopi_floordiv64(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t uopi_floormod64(int64_t a, int64_t b) { return a - uopi_floordiv64(a, b) * b; }
+
 /* ---- side tables keyed by node id --------------------------------------
  * A table maps node ids to pointers.  Acquiring one is O(1) (a generation
  * counter clears it); tables come from a per-context pool, so nested passes
@@ -53,6 +61,16 @@ UOPI_FUNC int uopi_table_set(uopc_ctx *c, uopi_table *t, uint32_t id, void *v); 
    of a CALL is neither entered nor replaced: it is another scope (CALL
    inlining).  NULL with the context's error on failure. */
 UOPI_FUNC uopc_node *uopi_rebuild(uopc_ctx *c, uopc_node *root, uopi_table *map, int scoped);
+
+/* ---- scratch memory of passes -------------------------------------------
+ * m = uopi_scratch_mark(c); p = uopi_scratch(c, n); ...; uopi_scratch_reset(c, m);
+ * uopi_scratch returns n bytes (16-byte aligned, uninitialized) valid until
+ * a reset to a mark taken before it, or NULL with UOPC_ERR_NOMEM recorded.
+ * Resets are LIFO: reset to your own mark only. */
+UOPI_FUNC size_t uopi_scratch_mark(const uopc_ctx *c);
+UOPI_FUNC void *uopi_scratch(uopc_ctx *c, size_t n);
+UOPI_FUNC void uopi_scratch_reset(uopc_ctx *c, size_t mark);
+UOPI_FUNC void uopi_scratch_free_all(uopc_ctx *c);
 
 /* ---- debug switches ------------------------------------------------------
  * Read from the context (set from UOPC_DEBUG when the context is made). */

@@ -36,14 +36,25 @@ int cmd_run(cli *k, int argc, char **argv) {
   return EXIT_OK;
 }
 
-/* uopc simplify FILE: the simplified graph as .uir. */
+/* uopc simplify [--seed-rules] FILE: the simplified graph as .uir (exact
+   rules; --seed-rules: the seed's, which assume no i32 overflow). */
 int cmd_simplify(cli *k, int argc, char **argv) {
-  if (one_file("simplify", argc, argv)) return EXIT_USAGE;
-  uopc_node *root = load(k, argv[0]);
+  const uopc_matcher *rules = uopc_rules_symbolic();
+  int i = 0;
+  for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+    if (strcmp(argv[i], "--") == 0) {
+      i++;
+      break;
+    }
+    if (strcmp(argv[i], "--seed-rules") == 0) rules = uopc_rules_symbolic_seed();
+    else return verb_usage("simplify", "unknown option '%s'", argv[i]);
+  }
+  if (argc - i != 1) return verb_usage("simplify", "takes one argument: [--seed-rules] FILE.uir");
+  uopc_node *root = load(k, argv[i]);
   if (!root) return EXIT_ERR;
-  uopc_node *r = uopc_simplify(k->c, root);
+  uopc_node *r = uopc_simplify_with(k->c, root, rules);
   char *s = r ? uopc_uir_print(k->c, r) : NULL;
-  if (!s) return report_ctx(k, argv[0]);
+  if (!s) return report_ctx(k, argv[i]);
   out_str(k, s);
   uopc_mem_free(k->c, s, strlen(s) + 1);
   return EXIT_OK;

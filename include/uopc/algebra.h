@@ -43,23 +43,40 @@ UOPC_API int32_t uopc_wrap_i32(int64_t x);
 UOPC_API int64_t uopc_vmin(uopc_ctx *c, uopc_node *u);
 UOPC_API int64_t uopc_vmax(uopc_ctx *c, uopc_node *u);
 
-/* The built-in rule sets (built once per process, shared, never freed by the
-   caller): fold (constant folding), symbolic (fold + algebra, seed 3.5, in
-   the seed's order), and symbolic_strong (symbolic plus extra named rules,
-   such as gcd division, that the lowering may use). */
+/* The built-in rule sets (built once per process, shared by every context
+   and thread, never freed by the caller).  List their rules with
+   uopc_matcher_rule; docs/rewrite.md has the table of every rule and what
+   it assumes.
+     fold             constant folding (exec_alu on constants);
+     symbolic         fold + the algebra of seed 3.5, in the seed's order, in
+                      exact mode: a rule that holds only without i32 overflow
+                      fires only where bounds prove that nothing of the
+                      matched subexpression, before or after, wraps; the
+                      seed's x + 0.0 -> x is left out.  The default of
+                      uopc_simplify, run and the lowering;
+     symbolic_seed    the seed's own mode: the same rules trusting, as the
+                      seed says, that i32 arithmetic never overflows, plus
+                      x + 0.0 -> x (wrong for x = -0.0).  Reproduces the
+                      chapter 3 tables as printed; nothing uses it unless
+                      asked (`uopc simplify --seed-rules`);
+     symbolic_strong  symbolic (exact) plus gcd division ((x*2)//4 -> x//2
+                      where it cannot wrap, (x*6+4)%8 -> ((x*3+2)%4)*2) and
+                      max(x, c) decided by bounds, before the bounds
+                      catch-all. */
 UOPC_API const uopc_matcher *uopc_rules_fold(void);
 UOPC_API const uopc_matcher *uopc_rules_symbolic(void);
-/* symbolic plus gcd division ((x*2)//4 -> x//2, (x*6+4)%8 -> ((x*3+2)%4)*2)
-   and max(x, c) decided by bounds, before the bounds catch-all.  A separate
-   named set: `simplify` keeps the seed's behaviour. */
+UOPC_API const uopc_matcher *uopc_rules_symbolic_seed(void);
 UOPC_API const uopc_matcher *uopc_rules_symbolic_strong(void);
 
-/* The symbolic rule table itself (fold first), for building matchers that
-   reorder or extend it. *n receives the number of rules. */
-UOPC_API const uopc_rule *uopc_rules_symbolic_table(size_t *n);
-
-/* graph_rewrite(u, symbolic), memoized on the node.  NULL on error. */
+/* graph_rewrite(u, symbolic), memoized on the node: the same node gives the
+   same result pointer, and a result is its own simplification.  NULL on
+   error (recorded in c; NULL u: UOPC_ERR_ARG, unless an error is already
+   recorded). */
 UOPC_API uopc_node *uopc_simplify(uopc_ctx *c, uopc_node *u);
+/* graph_rewrite(u, m), memoized per matcher in the context (so a result of
+   one rule set never answers for another).  uopc_simplify_with(c, u,
+   uopc_rules_symbolic()) is uopc_simplify(c, u). */
+UOPC_API uopc_node *uopc_simplify_with(uopc_ctx *c, uopc_node *u, const uopc_matcher *m);
 
 #ifdef __cplusplus
 }

@@ -48,10 +48,36 @@ extern "C" {
    Returning the matched node itself counts as declining. */
 typedef uopc_node *(*uopc_rule_fn)(uopc_ctx *c, uopc_node *const *b, void *ctx);
 
+/* What a rule assumes (docs/rewrite.md, "Exactness"):
+ *   EXACT    equal values for every input in the spec's arithmetic (i32
+ *            wraps, floats round), undefined inputs aside (a rule may turn
+ *            an undefined value into a defined one, never the reverse);
+ *   NOWRAP   exact only when no i32 value of the matched subexpression,
+ *            before or after the rewrite, wraps: in the exact rule sets the
+ *            rule checks that premise with bounds and declines otherwise;
+ *            in the seed's set it trusts it (seed chapter 3.5);
+ *   INEXACT  not exact for some float inputs (the seed's x + 0.0 -> x on
+ *            -0.0): only in the seed's set. */
+typedef enum uopc_rule_class {
+  UOPC_RULE_EXACT = 0,
+  UOPC_RULE_NOWRAP = 1,
+  UOPC_RULE_INEXACT = 2,
+} uopc_rule_class;
+
+/* "exact", "nowrap", "inexact" (NULL for an unknown class). */
+UOPC_API const char *uopc_rule_class_name(uopc_rule_class k);
+
 typedef struct uopc_rule {
   const char *pat;   /* pattern text */
   uopc_rule_fn fn;
   const char *name;  /* shown by the trace; NULL: the pattern text */
+  /* Optional (zero when not given): */
+  const char *file;  /* where the rule is written (the trace prints FILE:LINE) */
+  int line;
+  uopc_rule_class cls;
+  const char *vars;  /* the names fn reads, comma separated, in the order of
+                        b[]: checked against the pattern's names when the
+                        matcher is built (NULL: not checked) */
 } uopc_rule;
 
 /* ---- patterns ----------------------------------------------------------- */
@@ -87,6 +113,13 @@ UOPC_API size_t uopc_matcher_size(const uopc_matcher *m);
 /* Number of rules filed under op (the seed's by_op). */
 UOPC_API size_t uopc_matcher_count_for(const uopc_matcher *m, uopc_op op);
 
+/* Rule i of the matcher, in priority order (NULL when i is out of range).
+   The strings belong to the matcher. */
+UOPC_API const uopc_rule *uopc_matcher_rule(const uopc_matcher *m, size_t i);
+/* The matcher's name (the built-in sets: "symbolic", "symbolic_seed", ...;
+   NULL for a matcher built by uopc_matcher_new). */
+UOPC_API const char *uopc_matcher_name(const uopc_matcher *m);
+
 /* One rewrite step on u (the seed's PatternMatcher.rewrite): the first rule,
    in order, whose pattern matches and whose function returns a node other
    than u.  NULL when none applies (or on error: check uopc_ctx_error). */
@@ -94,20 +127,49 @@ UOPC_API uopc_node *uopc_matcher_rewrite(const uopc_matcher *m, uopc_ctx *c, uop
 
 /* ---- graph_rewrite ------------------------------------------------------ */
 
-/* Default step limit of graph_rewrite. */
+/* How long graph_rewrite may run before it calls a rewrite a loop.  Two
+   limits, either of which stops it with UOPC_ERR_REWRITE and a message that
+   names the limit:
+     steps     rule steps (a node processed, or a rule's result rewritten
+               again): at most max(min_steps, steps_per_node * N), where N is
+               the number of nodes of the input visited plus the nodes the
+               rules created, so the limit grows with the real work;
+     chain     how many times in a row one node's result was rewritten again
+               (a rule that loops grows exactly this).
+   Defaults: steps_per_node 100, min_steps 10^7, max_chain 10^5.  A new
+   context reads UOPC_REWRITE_STEPS_PER_NODE, UOPC_REWRITE_MIN_STEPS and
+   UOPC_REWRITE_CHAIN (positive decimal integers; anything else is ignored
+   and the default kept). */
+typedef struct uopc_rewrite_limits {
+  uint64_t steps_per_node;
+  uint64_t min_steps;
+  uint64_t max_chain;
+} uopc_rewrite_limits;
+
+#define UOPC_LIMIT_STEPS_PER_NODE 100u
 #define UOPC_LIMIT_STEPS 10000000u
+#define UOPC_LIMIT_CHAIN 100000u
+
+/* Sets the limits of c (a zero field keeps its current value).  NULL c or
+   lim: no-op. */
+UOPC_API void uopc_ctx_set_rewrite_limits(uopc_ctx *c, const uopc_rewrite_limits *lim);
+/* The limits of c (the defaults for a NULL c). */
+UOPC_API uopc_rewrite_limits uopc_ctx_rewrite_limits(const uopc_ctx *c);
 
 /* Bottom-up, memoized, iterative rewrite to a fixed point (seed 2.4):
    sources are rewritten before their users, a rule's result is rewritten
-   again, each node is processed once.  max_steps 0 means UOPC_LIMIT_STEPS.
-   Returns the normal form of root, or NULL with the context's error set
-   ("graph_rewrite did not converge (a rule loops?)" after max_steps rule
-   applications, or the error a rule or constructor recorded). */
+   again, each node is processed once.  max_steps 0 means the context's
+   limits (above); a non-zero max_steps is a fixed cap on the steps instead
+   (the chain limit still applies).  Returns the normal form of root, or
+   NULL with the context's error set ("graph_rewrite did not converge: ..."
+   when a limit was hit, or the error a rule or constructor recorded). */
 UOPC_API uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *m,
                                        void *ctx, uint64_t max_steps);
 
 /* Trace: when set, every rule that fires is printed to f as
-   `rule-name: before -> after` (each side in uopc_show form).  NULL turns it
+   `FILE:LINE NAME: BEFORE -> AFTER` (each side in uopc_show form; FILE is
+   relative to the repository; `NAME: BEFORE -> AFTER` for a rule that
+   does not say where it is written).  NULL turns it
    off.  A new context starts with stderr when the environment variable
    UOPC_DEBUG contains "rewrite". */
 UOPC_API void uopc_ctx_set_trace(uopc_ctx *c, FILE *f);

@@ -7,7 +7,7 @@
  */
 #include <stdint.h>
 
-#include "internal.h"
+#include "algebra/bounds.h"
 
 typedef struct iv {
   int64_t lo, hi;
@@ -154,4 +154,12 @@ int64_t uopc_vmin(uopc_ctx *c, uopc_node *u) {
 int64_t uopc_vmax(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) return full((uopc_dtype)u->dtype).hi;
   return u->vmax;
+}
+
+uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u) { return (uopi_iv){uopc_vmin(c, u), uopc_vmax(c, u)}; }
+
+int uopi_nowrap(uopc_ctx *c, uopc_node *u) {
+  if (u->dtype != UOPC_DT_I32 || u->ndim != 0 || (u->op != UOPC_OP_ADD && u->op != UOPC_OP_MUL)) return 1;
+  uopi_iv a = uopi_bounds(c, u->src[0]), b = uopi_bounds(c, u->src[1]);
+  return uopi_iv_fits_i32(u->op == UOPC_OP_ADD ? uopi_iv_add(a, b) : uopi_iv_mul(a, b));
 }

@@ -1,23 +1,31 @@
-/* lib/algebra/rules.h - what rule tables share. */
+/* lib/algebra/rules.h - what the rule files share: the RULE declarations
+ * (lib/rewrite/rule.h) and small helpers for rule bodies.
+ */
 #ifndef UOPI_ALGEBRA_RULES_H
 #define UOPI_ALGEBRA_RULES_H
 
-#include <pthread.h>
+#include <string.h>
 
-#include "internal.h"
+#include "rewrite/rule.h"
 
-/* A rule function: bindings b[] in the order the pattern names them. */
-#define RULE(name) static uopc_node *name(uopc_ctx *c, uopc_node *const *b, void *ctx)
-/* A constant of x's dtype and shape. */
-#define K(x, v) uopc_full_like(c, (x), (double)(v))
-#define IS_CONST(u) ((u)->op == UOPC_OP_CONST)
-#define ARG(u) ((u)->arg.i)
+/* A growable array of nodes in scratch memory (lib/core/scratch.c): valid
+   until the caller resets to a mark taken before it.  Start from {0}. */
+typedef struct uopi_nodes {
+  uopc_node **v;
+  uint32_t n, cap;
+} uopi_nodes;
 
-/* Builds a matcher from a static rule table once per process; a bad pattern
-   in a built-in table is a bug and aborts. */
-UOPI_FUNC uopc_matcher *uopi_matcher_static(const uopc_rule *rules, size_t n, const char *what);
-
-/* _const_bounds as a rule usable by other tables. */
-UOPI_FUNC uopc_node *uopi_rule_fold(uopc_ctx *c, uopc_node *const *b, void *ctx);
+/* Appends x; 0 when out of memory (error recorded). */
+static inline int uopi_nodes_push(uopc_ctx *c, uopi_nodes *a, uopc_node *x) {
+  if (a->n == a->cap) {
+    uint32_t cap = a->cap ? 2 * a->cap : 16;
+    uopc_node **v = cap > a->cap ? uopi_scratch(c, (size_t)cap * sizeof *v) : NULL;
+    if (!v) return 0;
+    if (a->n) memcpy(v, a->v, (size_t)a->n * sizeof *v);
+    a->v = v, a->cap = cap;
+  }
+  a->v[a->n++] = x;
+  return 1;
+}
 
 #endif

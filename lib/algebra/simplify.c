@@ -1,15 +1,44 @@
-/* lib/algebra/simplify.c - graph_rewrite(u, symbolic), memoized on the node
- * (seed 3.7).  The result maps to itself: a normal form is its own
- * simplification.
+/* lib/algebra/simplify.c - graph_rewrite(u, rules), memoized (seed 3.7).
+ * The result maps to itself: a normal form is its own simplification.
+ *
+ * The exact symbolic set keeps its memo in the node (u->simplified, the
+ * common case, one load).  Any other rule set has a memo of its own in the
+ * context, so a result of the seed's mode never answers an exact-mode call.
  */
-#include "internal.h"
+#include "core/ctx.h"
 
-uopc_node *uopc_simplify(uopc_ctx *c, uopc_node *u) {
-  if (!u) return uopc_fail(c, UOPC_ERR_ARG, "simplify: NULL node");
-  if (u->simplified) return u->simplified;
-  uopc_node *r = uopc_graph_rewrite(c, u, uopc_rules_symbolic(), NULL, 0);
-  if (!r) return NULL;
-  u->simplified = r;
-  r->simplified = r;
+/* The memo of m in c (acquired the first time), or NULL when the context
+   already keeps memos for many rule sets (then nothing is memoized). */
+static uopi_table *memo_of(uopc_ctx *c, const uopc_matcher *m) {
+  for (uint32_t i = 0; i < c->n_memo; i++)
+    if (c->memo[i].m == m) return c->memo[i].t;
+  if (c->n_memo == sizeof c->memo / sizeof c->memo[0]) return NULL;
+  uopi_table *t = uopi_table_acquire(c);
+  if (t) c->memo[c->n_memo++] = (__typeof__(c->memo[0])){m, t};
+  return t;
+}
+
+uopc_node *uopc_simplify_with(uopc_ctx *c, uopc_node *u, const uopc_matcher *m) {
+  if (!c) return NULL;
+  if (!u || !m) {
+    if (!u && uopc_ctx_error(c)) return NULL; /* a failed constructor: its error stands */
+    return uopc_fail(c, UOPC_ERR_ARG, "simplify: NULL %s", u ? "rule set" : "node");
+  }
+  if (m == uopc_rules_symbolic()) {
+    if (u->simplified) return u->simplified;
+    uopc_node *r = uopc_graph_rewrite(c, u, m, NULL, 0);
+    if (!r) return NULL;
+    u->simplified = r;
+    r->simplified = r;
+    return r;
+  }
+  uopi_table *t = memo_of(c, m);
+  if (!t && c->n_memo < sizeof c->memo / sizeof c->memo[0]) return NULL; /* out of memory */
+  uopc_node *r = t ? uopi_table_get(t, u->id) : NULL;
+  if (r) return r;
+  if (!(r = uopc_graph_rewrite(c, u, m, NULL, 0))) return NULL;
+  if (t && (!uopi_table_set(c, t, u->id, r) || !uopi_table_set(c, t, r->id, r))) return NULL;
   return r;
 }
+
+uopc_node *uopc_simplify(uopc_ctx *c, uopc_node *u) { return uopc_simplify_with(c, u, uopc_rules_symbolic()); }

@@ -3,268 +3,294 @@
  * distribution, div/mod, recombination, comparisons, and the bounds
  * catch-all last.  Rule order is meaning: keep it.
  *
- * Fixes to the seed (docs/semantics.md, "Rule set"):
+ * Three sets come from these rules (docs/rewrite.md, "Exactness"):
+ *   symbolic         the exact set, the default everywhere: NOWRAP rules fire
+ *                    only where bounds prove their premise, INEXACT rules
+ *                    are left out;
+ *   symbolic_seed    the seed's own mode (`uopc simplify --seed-rules`): it
+ *                    trusts that i32 arithmetic never overflows and applies
+ *                    x + 0.0 -> x;
+ *   symbolic_strong  the exact set plus gcd division and max by bounds.
+ *
+ * Each rule says what it assumes:
+ *   EXACT    equal values for every input, i32 wrapping (a ring identity)
+ *            or decided by sound bounds;
+ *   NOWRAP   a theorem about integers, not about i32: in exact mode the rule
+ *            checks with bounds that no ADD/MUL of the matched subexpression
+ *            or of its result can wrap (or that the identity holds modulo
+ *            2^32 anyway: a power-of-two modulus), and declines otherwise;
+ *   INEXACT  the seed's x + 0.0 -> x (wrong for x = -0.0): seed mode only.
+ *
+ * Fixes to the seed (docs/semantics.md, "Rule set"), kept in every mode:
  *   - MAX is swapped into canonical form only for i32 and bool (Python's max
- *     is not commutative on NaN and on -0.0/0.0).
+ *     is not commutative on NaN and on -0.0/0.0);
  *   - every constant a rule builds is wrapped to i32, or the rule declines
  *     when the constant does not fit;
  *   - (x % c1) % c2 and (x//c)*c + x%c need c1, c != 0 (the seed turned an
  *     undefined x % 0 into a defined value); (x % c1) // c2 needs c1 > 0
- *     (the seed's rule is wrong for negative c1: x=1, c1=-12, c2=4).
- *   - _split_terms/_divides walk sums with a loop, not recursion.
+ *     (the seed's rule is wrong for negative c1: x=1, c1=-12, c2=4);
+ *   - _split_terms/_divides walk sums with a loop, not recursion, and give up
+ *     on a sum of more than MAX_TERMS terms (a shared ADD DAG can spell an
+ *     exponential number).
  */
+#include <math.h>
 #include <stdint.h>
 
+#include "algebra/bounds.h"
 #include "algebra/rules.h"
 
+#define MAX_TERMS 4096
+
 static int fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
-static int64_t fdiv64(int64_t a, int64_t b) { /* Python a // b, b != 0 */
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+static int is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+/* ---- constant folding (seed 3.3): exec_alu is the semantics ---- */
+
+/* The dtype the operands of an ALU op are read in. */
+static uopc_dtype operand_dtype(const uopc_node *x) {
+  return (uopc_dtype)(x->op == UOPC_OP_WHERE ? x->src[1]->dtype : x->src[0]->dtype);
 }
-static int64_t fmod64(int64_t a, int64_t b) { return a - fdiv64(a, b) * b; }
 
-/* ---- canonical form and identities ---- */
+/* a scalar ALU op on constants -> its value; an undefined result stays */
+RULE(fold, EXACT, "$x=(alu)", x) {
+  if (x->ndim != 0 || x->nsrc > 3) return NULL;
+  uopc_val in[3], out;
+  for (uint32_t i = 0; i < x->nsrc; i++) {
+    if (!IS_CONST(x->src[i])) return NULL;
+    in[i] = (uopc_val){x->src[i]->arg.i, x->src[i]->arg.f};
+  }
+  if (!uopc_exec_alu((uopc_op)x->op, (uopc_dtype)x->dtype, operand_dtype(x), in, &out)) return NULL;
+  return uopc_dtype_is_float((uopc_dtype)x->dtype) ? uopc_const_f(c, (uopc_dtype)x->dtype, out.f)
+                                                     : uopc_const_i(c, (uopc_dtype)x->dtype, out.i);
+}
 
-RULE(r_canon) { /* c op y -> y op c, for commutative ops, when y is not a constant */
-  uopc_node *u = b[0], *k = b[1], *y = b[2];
+/* ---- canonical form: constants on the right of commutative ops ---- */
+
+/* k op y -> y op k when y is not a constant (not MAX on floats) */
+RULE(canonical, EXACT, "$u=(add|mul|max|cmpne #k $y)", u, k, y) {
   if (IS_CONST(y)) return NULL;
   if (u->op == UOPC_OP_MAX && uopc_dtype_is_float((uopc_dtype)u->dtype)) return NULL;
   uopc_node *s[2] = {y, k};
   return uopc_replace(c, u, s, 2);
 }
-RULE(r_x) { return b[0]; }
-RULE(r_zero) { return K(b[0], 0); }
-RULE(r_where_const) { return ARG(b[0]) ? b[1] : b[2]; }
-RULE(r_where_zxy) { return uopc_where(c, b[0], b[1], b[2]); }
-RULE(r_cast_same) { return b[0]->dtype == b[1]->dtype ? b[1] : NULL; }
-RULE(r_false) { return K(b[0], 0); }
-RULE(r_twice) { return uopc_mul_k(c, b[0], 2); }
 
-/* ---- reassociation and distribution (i32 only) ---- */
+/* ---- identities ---- */
 
-RULE(r_add_cc) { return uopc_add_k(c, b[0], uopc_wrap_i32(ARG(b[1]) + ARG(b[2]))); }
-RULE(r_mul_cc) { return uopc_mul_k(c, b[0], uopc_wrap_i32(ARG(b[1]) * ARG(b[2]))); }
-RULE(r_addmul_cc) { /* (x + c1) * c2 -> x*c2 + c1*c2 */
-  return uopc_add_k(c, uopc_mul(c, b[0], b[2]), uopc_wrap_i32(ARG(b[1]) * ARG(b[2])));
-}
-RULE(r_distribute) { /* (x + y) * c -> x*c + y*c; b: s x y c */
-  return uopc_add(c, uopc_mul(c, b[1], b[3]), uopc_mul(c, b[2], b[3]));
-}
-RULE(r_const_out) { /* (x + c1) + y -> (x + y) + c1 */
-  if (IS_CONST(b[2])) return NULL;
-  return uopc_add(c, uopc_add(c, b[0], b[2]), b[1]);
-}
-RULE(r_terms_cc) { return uopc_mul_k(c, b[0], uopc_wrap_i32(ARG(b[1]) + ARG(b[2]))); }
-RULE(r_terms_c1) { return uopc_mul_k(c, b[0], uopc_wrap_i32(ARG(b[1]) + 1)); }
+RULE(add_zero, EXACT, "[add $x:i32|bool 0]", x) { return x; }
+/* x + 0.0 -> x: -0.0 + 0.0 is 0.0, so this is wrong for x = -0.0 (the seed
+   "accepts that"; the exact sets do not) */
+RULE(add_zero_f, INEXACT, "[add $x:f32|f16 0]", x) { return x; }
+RULE(mul_one, EXACT, "[mul $x:i32|bool 1]", x) { return x; }
+RULE(mul_one_f, EXACT, "[mul $x:f32|f16 1]", x) { return x; } /* x * 1.0 is x for every float */
+/* x * 0 -> 0 (ints: inf*0 and nan*0 are nan); drops an undefined x */
+RULE(mul_zero, EXACT, "[mul $x:i32|bool 0]", x) { return K(x, 0); }
+RULE(div_one, EXACT, "(floordiv $x 1)", x) { return x; }
+RULE(mod_one, EXACT, "(floormod $x 1)", x) { return K(x, 0); }
+RULE(max_same, EXACT, "(max $x $x)", x) { return x; }
+RULE(where_same, EXACT, "(where _ $x $x)", x) { return x; }
+RULE(where_const, EXACT, "(where #k $x $y)", k, x, y) { return ARG(k) ? x : y; }
+RULE(where_nested_true, EXACT, "(where $z (where $z $x _) $y)", z, x, y) { return uopc_where(c, z, x, y); }
+RULE(where_nested_false, EXACT, "(where $z $x (where $z _ $y))", z, x, y) { return uopc_where(c, z, x, y); }
+RULE(cast_same, EXACT, "$u=(cast $x)", u, x) { return u->dtype == x->dtype ? x : NULL; }
+RULE(ne_false, EXACT, "(cmpne $x:bool False)", x) { return x; }
+/* x < x and x != x are False for ints (not for floats: nan != nan) */
+RULE(cmp_self, EXACT, "$u=(cmplt|cmpne $x:i32 $x)", u, x) { return K(u, 0); }
+RULE(add_self, EXACT, "[add $x:i32 $x]", x) { return uopc_mul_k(c, x, 2); }
+RULE(sub_self, EXACT, "[add $x:i32 [mul $x -1]]", x) { return K(x, 0); }
 
-/* ---- division and modulo ---- */
+/* ---- reassociation and distribution: ring identities, exact for i32
+        under wrapping (never for floats: float + is not associative) ---- */
 
-RULE(r_divdiv) {
-  int64_t c1 = ARG(b[1]), c2 = ARG(b[2]);
-  if (c1 <= 0 || c2 <= 0 || c1 * c2 > INT32_MAX) return NULL;
-  return uopc_idiv_k(c, b[0], (double)(c1 * c2));
+/* (x + k1) + k2 -> x + (k1 + k2) */
+RULE(reassoc_add, EXACT, "[add [add $x:i32 #k1] #k2]", x, k1, k2) {
+  return uopc_add_k(c, x, uopc_wrap_i32(ARG(k1) + ARG(k2)));
 }
-RULE(r_modmod) {
-  int64_t c1 = ARG(b[1]), c2 = ARG(b[2]);
-  if (c1 == 0 || c2 <= 0 || fmod64(c1, c2) != 0) return NULL;
-  return uopc_mod(c, b[0], b[2]);
+/* (x * k1) * k2 -> x * (k1 * k2) */
+RULE(reassoc_mul, EXACT, "[mul [mul $x:i32 #k1] #k2]", x, k1, k2) {
+  return uopc_mul_k(c, x, uopc_wrap_i32(ARG(k1) * ARG(k2)));
 }
-RULE(r_moddiv) { /* (x % c1) // c2 -> (x // c2) % (c1 // c2) */
-  int64_t c1 = ARG(b[1]), c2 = ARG(b[2]);
-  if (c1 <= 0 || c2 <= 0 || c1 % c2 != 0) return NULL;
-  return uopc_mod_k(c, uopc_idiv(c, b[0], b[2]), (double)(c1 / c2));
+/* (x + k1) * k2 -> x*k2 + k1*k2 */
+RULE(reassoc_add_mul, EXACT, "[mul [add $x:i32 #k1] #k2]", x, k1, k2) {
+  return uopc_add_k(c, uopc_mul(c, x, k2), uopc_wrap_i32(ARG(k1) * ARG(k2)));
+}
+/* (x + y) * k -> x*k + y*k, so that div/mod see every term */
+RULE(distribute, EXACT, "(mul $s=(add $x:i32 $y) #k)", s, x, y, k) {
+  return uopc_add(c, uopc_mul(c, x, k), uopc_mul(c, y, k));
+}
+/* (x + k1) + y -> (x + y) + k1, so that constants meet at the top */
+RULE(const_outward, EXACT, "[add [add $x:i32 #k1] $y]", x, k1, y) {
+  if (IS_CONST(y)) return NULL;
+  return uopc_add(c, uopc_add(c, x, y), k1);
+}
+/* x*k1 + x*k2 -> x*(k1 + k2) */
+RULE(like_terms, EXACT, "[add [mul $x:i32 #k1] [mul $x #k2]]", x, k1, k2) {
+  return uopc_mul_k(c, x, uopc_wrap_i32(ARG(k1) + ARG(k2)));
+}
+/* x*k + x -> x*(k + 1) */
+RULE(like_terms_one, EXACT, "[add [mul $x:i32 #k1] $x]", x, k1) {
+  return uopc_mul_k(c, x, uopc_wrap_i32(ARG(k1) + 1));
+}
+
+/* ---- division and modulo (floor semantics make these unconditional over
+        the integers; the sum rules also need the sum not to wrap) ---- */
+
+/* (x // k1) // k2 -> x // (k1*k2), k1, k2 > 0 */
+RULE(div_div, EXACT, "(floordiv (floordiv $x:i32 #k1) #k2)", x, k1, k2) {
+  int64_t a = ARG(k1), b = ARG(k2);
+  if (a <= 0 || b <= 0 || a * b > INT32_MAX) return NULL;
+  return uopc_idiv_k(c, x, (double)(a * b));
+}
+/* (x % k1) % k2 -> x % k2 when k2 > 0 divides k1 */
+RULE(mod_mod, EXACT, "(floormod (floormod $x:i32 #k1) #k2)", x, k1, k2) {
+  int64_t a = ARG(k1), b = ARG(k2);
+  if (a == 0 || b <= 0 || uopi_floormod64(a, b) != 0) return NULL;
+  return uopc_mod(c, x, k2);
+}
+/* (x % k1) // k2 -> (x // k2) % (k1 // k2), k1, k2 > 0, k2 divides k1 */
+RULE(mod_div, EXACT, "(floordiv (floormod $x:i32 #k1) #k2)", x, k1, k2) {
+  int64_t a = ARG(k1), b = ARG(k2);
+  if (a <= 0 || b <= 0 || a % b != 0) return NULL;
+  return uopc_mod_k(c, uopc_idiv(c, x, k2), (double)(a / b));
 }
 
 /* u / k when u is a visible multiple of k (a constant, or a product with a
    constant): the seed's _divides on one term.  NULL when it is not. */
 static uopc_node *divides(uopc_ctx *c, uopc_node *u, int64_t k) {
-  if (IS_CONST(u)) return fmod64(ARG(u), k) == 0 ? K(u, fdiv64(ARG(u), k)) : NULL;
+  if (IS_CONST(u)) return uopi_floormod64(ARG(u), k) == 0 ? K(u, uopi_floordiv64(ARG(u), k)) : NULL;
   if (u->op == UOPC_OP_MUL && IS_CONST(u->src[1]))
-    return fmod64(ARG(u->src[1]), k) == 0 ? uopc_mul_k(c, u->src[0], (double)fdiv64(ARG(u->src[1]), k)) : NULL;
+    return uopi_floormod64(ARG(u->src[1]), k) == 0
+               ? uopc_mul_k(c, u->src[0], (double)uopi_floordiv64(ARG(u->src[1]), k))
+               : NULL;
   return NULL;
 }
 
 static int is_divisible(const uopc_node *u, int64_t k) {
-  if (u->op == UOPC_OP_CONST) return fmod64(u->arg.i, k) == 0;
-  return u->op == UOPC_OP_MUL && u->src[1]->op == UOPC_OP_CONST && fmod64(u->src[1]->arg.i, k) == 0;
+  if (u->op == UOPC_OP_CONST) return uopi_floormod64(u->arg.i, k) == 0;
+  return u->op == UOPC_OP_MUL && u->src[1]->op == UOPC_OP_CONST && uopi_floormod64(u->src[1]->arg.i, k) == 0;
 }
 
-/* The terms of a sum, left to right (the seed's _split_terms), iteratively. */
-static uopc_node **split_terms(uopc_ctx *c, uopc_node *x, uint32_t *n, uint32_t *cap) {
-  uopc_node **out = NULL, **stack = NULL;
-  uint32_t scap = 0, sp = 0;
-  *n = 0, *cap = 0;
-  if (!uopi_grow(c, (void **)&stack, &scap, 16, sizeof *stack)) return NULL;
-  stack[sp++] = x;
-  while (sp) {
-    uopc_node *u = stack[--sp];
+/* The interval of divides(u, k) (u divisible by k). */
+static uopi_iv divides_iv(uopc_ctx *c, uopc_node *u, int64_t k) {
+  if (IS_CONST(u)) return uopi_iv_k(uopi_floordiv64(ARG(u), k));
+  return uopi_iv_mul(uopi_bounds(c, u->src[0]), uopi_iv_k(uopi_floordiv64(ARG(u->src[1]), k)));
+}
+
+/* The terms of a sum, left to right (the seed's _split_terms), iteratively,
+   in scratch memory.  Returns 0 when there are more than MAX_TERMS (or
+   memory ran out: then the error is recorded).  *nowrap (when given) says
+   whether no ADD of the sum can wrap. */
+static int split_terms(uopc_ctx *c, uopc_node *x, uopi_nodes *out, int *nowrap) {
+  uopi_nodes st = {0};
+  *out = (uopi_nodes){0};
+  if (nowrap) *nowrap = 1;
+  if (!uopi_nodes_push(c, &st, x)) return 0;
+  while (st.n) {
+    uopc_node *u = st.v[--st.n];
     if (u->op == UOPC_OP_ADD) {
-      if (!uopi_grow(c, (void **)&stack, &scap, sp + 2, sizeof *stack)) goto fail;
-      stack[sp++] = u->src[1];
-      stack[sp++] = u->src[0];
+      if (nowrap && !uopi_nowrap(c, u)) *nowrap = 0;
+      if (!uopi_nodes_push(c, &st, u->src[1]) || !uopi_nodes_push(c, &st, u->src[0])) return 0;
       continue;
     }
-    if (!uopi_grow(c, (void **)&out, cap, *n + 1, sizeof *out)) goto fail;
-    out[(*n)++] = u;
+    if (out->n == MAX_TERMS || !uopi_nodes_push(c, out, u)) return 0;
   }
-  uopc_mem_free(c, stack, (size_t)scap * sizeof *stack);
-  return out;
-fail:
-  uopc_mem_free(c, stack, (size_t)scap * sizeof *stack);
-  uopc_mem_free(c, out, (size_t)*cap * sizeof *out);
-  return NULL;
+  return 1;
 }
 
-/* split_terms into buf (cap entries) without allocating: the number of
-   terms, or -1 when they (or the walk) do not fit. */
-static int split_terms_small(uopc_node *x, uopc_node **buf, uint32_t cap) {
-  uopc_node *stack[64];
-  uint32_t sp = 0, n = 0;
-  stack[sp++] = x;
-  while (sp) {
-    uopc_node *u = stack[--sp];
-    if (u->op == UOPC_OP_ADD) {
-      if (sp + 2 > sizeof stack / sizeof stack[0]) return -1;
-      stack[sp++] = u->src[1];
-      stack[sp++] = u->src[0];
-      continue;
-    }
-    if (n == cap) return -1;
-    buf[n++] = u;
-  }
-  return (int)n;
-}
-
-/* (a*c + b) // c == a + b//c  and  (a*c + b) % c == b % c (floor division). */
-static uopc_node *div_sum(uopc_ctx *c, uopc_node *x, uopc_node *k, int mod) {
+/* (a*k + b) // k == a + b//k  and  (a*k + b) % k == b % k (floor division,
+   k > 0): the seed's _div_sum.  Over i32 it also needs the sum not to wrap
+   (before and after): in exact mode checked by intervals, except for a
+   modulo by a power of two, which wrapping (mod 2^32) cannot change. */
+static uopc_node *div_sum(uopc_ctx *c, uopc_node *x, uopc_node *k, int mod, int exact) {
   int64_t kv = ARG(k);
   if (kv <= 0) return NULL;
-  uopc_node *small[32];
-  uint32_t n, cap = 0;
-  int ns = split_terms_small(x, small, sizeof small / sizeof small[0]);
-  uopc_node **t = small;
-  if (ns >= 0) n = (uint32_t)ns;
-  else if (!(t = split_terms(c, x, &n, &cap))) return NULL;
-  uopc_node *quot = NULL, *rest = NULL, *res = NULL;
+  int guard = exact && !(mod && is_pow2(kv)), nowrap;
+  size_t mark = uopi_scratch_mark(c);
+  uopc_node *res = NULL;
+  uopi_nodes t;
+  if (!split_terms(c, x, &t, guard ? &nowrap : NULL) || (guard && !nowrap)) goto out;
   int any = 0;
-  for (uint32_t i = 0; i < n; i++) any |= is_divisible(t[i], kv);
-  if (any) {
-    for (uint32_t i = 0; i < n; i++) {
-      if (is_divisible(t[i], kv)) {
+  for (uint32_t i = 0; i < t.n; i++) any |= is_divisible(t.v[i], kv);
+  if (!any) goto out;
+  if (guard) { /* every partial sum of the result, and the products, fit */
+    uopi_iv q = {0, 0}, r = {0, 0};
+    int nq = 0, nr = 0;
+    for (uint32_t i = 0; i < t.n; i++) {
+      uopc_node *u = t.v[i];
+      if (is_divisible(u, kv)) {
+        if (!uopi_nowrap(c, u)) goto out;
         if (mod) continue;
-        uopc_node *q = divides(c, t[i], kv);
-        quot = quot ? uopc_add(c, quot, q) : q;
+        uopi_iv d = divides_iv(c, u, kv);
+        q = nq++ ? uopi_iv_add(q, d) : d;
+        if (!uopi_iv_fits_i32(q)) goto out;
       } else {
-        rest = rest ? uopc_add(c, rest, t[i]) : t[i];
+        uopi_iv b = uopi_bounds(c, u);
+        r = nr++ ? uopi_iv_add(r, b) : b;
+        if (!uopi_iv_fits_i32(r)) goto out;
       }
     }
-    if (!rest) rest = K(x, 0);
-    res = mod ? uopc_mod(c, rest, k) : uopc_add(c, quot, uopc_idiv(c, rest, k));
+    uopi_iv rq = {uopi_floordiv64(r.lo, kv), uopi_floordiv64(r.hi, kv)};
+    if (!mod && !uopi_iv_fits_i32(uopi_iv_add(q, rq))) goto out;
   }
-  if (t != small) uopc_mem_free(c, t, (size_t)cap * sizeof *t);
+  uopc_node *quot = NULL, *rest = NULL;
+  for (uint32_t i = 0; i < t.n; i++) {
+    if (is_divisible(t.v[i], kv)) {
+      if (mod) continue;
+      uopc_node *q = divides(c, t.v[i], kv);
+      quot = quot ? uopc_add(c, quot, q) : q;
+    } else {
+      rest = rest ? uopc_add(c, rest, t.v[i]) : t.v[i];
+    }
+  }
+  if (!rest) rest = K(x, 0);
+  res = mod ? uopc_mod(c, rest, k) : uopc_add(c, quot, uopc_idiv(c, rest, k));
+out:
+  uopi_scratch_reset(c, mark);
   return res;
 }
 
-RULE(r_div_sum) { return div_sum(c, b[0], b[1], 0); }
-RULE(r_mod_sum) { return div_sum(c, b[0], b[1], 1); }
-RULE(r_div_small) { /* x // c -> 0 when 0 <= x < c */
-  return (uopc_vmin(c, b[0]) >= 0 && uopc_vmax(c, b[0]) < ARG(b[1])) ? K(b[0], 0) : NULL;
+RULE(div_sum, NOWRAP, "(floordiv $x:i32 #k)", x, k) { return div_sum(c, x, k, 0, exact); }
+RULE(mod_sum, NOWRAP, "(floormod $x:i32 #k)", x, k) { return div_sum(c, x, k, 1, exact); }
+/* x // k -> 0 and x % k -> x when bounds say 0 <= x < k */
+RULE(div_small, EXACT, "(floordiv $x:i32 #k)", x, k) {
+  return (uopc_vmin(c, x) >= 0 && uopc_vmax(c, x) < ARG(k)) ? K(x, 0) : NULL;
 }
-RULE(r_mod_small) { /* x % c -> x when 0 <= x < c */
-  return (uopc_vmin(c, b[0]) >= 0 && uopc_vmax(c, b[0]) < ARG(b[1])) ? b[0] : NULL;
+RULE(mod_small, EXACT, "(floormod $x:i32 #k)", x, k) {
+  return (uopc_vmin(c, x) >= 0 && uopc_vmax(c, x) < ARG(k)) ? x : NULL;
 }
-RULE(r_recombine) { return ARG(b[1]) != 0 ? b[0] : NULL; }
-RULE(r_recombine_y) { return ARG(b[1]) != 0 ? uopc_add(c, b[0], b[2]) : NULL; }
 
-/* ---- comparisons ---- */
+/* ---- recombine: (x//k)*k + x%k == x, a ring identity (k != 0) ---- */
 
-RULE(r_lt_add) { /* x + c1 < c2 -> x < c2 - c1 */
-  int64_t d = ARG(b[2]) - ARG(b[1]);
-  return fits_i32(d) ? uopc_lt_k(c, b[0], (double)d) : NULL;
+RULE(recombine, EXACT, "[add [mul (floordiv $x:i32 #k) #k] (floormod $x #k)]", x, k) {
+  return ARG(k) != 0 ? x : NULL;
 }
-RULE(r_lt_mul) { /* x*c1 < c2 -> x < ceil(c2/c1), c1 > 0 */
-  int64_t c1 = ARG(b[1]), c2 = ARG(b[2]);
-  return c1 > 0 ? uopc_lt_k(c, b[0], (double)-fdiv64(-c2, c1)) : NULL;
+RULE(recombine_y, EXACT, "[add [add [mul (floordiv $x:i32 #k) #k] $y] (floormod $x #k)]", x, k, y) {
+  return ARG(k) != 0 ? uopc_add(c, x, y) : NULL;
+}
+
+/* ---- comparisons: true over the integers; over i32 only when the sum or
+        product compared does not wrap ---- */
+
+/* x + k1 < k2 -> x < k2 - k1 */
+RULE(lt_add, NOWRAP, "(cmplt $s=[add $x:i32 #k1] #k2)", s, x, k1, k2) {
+  int64_t d = ARG(k2) - ARG(k1);
+  if (!fits_i32(d) || (exact && !uopi_nowrap(c, s))) return NULL;
+  return uopc_lt_k(c, x, (double)d);
+}
+/* x*k1 < k2 -> x < ceil(k2/k1), k1 > 0 */
+RULE(lt_mul, NOWRAP, "(cmplt $s=[mul $x:i32 #k1] #k2)", s, x, k1, k2) {
+  if (ARG(k1) <= 0 || (exact && !uopi_nowrap(c, s))) return NULL;
+  return uopc_lt_k(c, x, (double)-uopi_floordiv64(-ARG(k2), ARG(k1)));
 }
 
 /* ---- the catch-all: bounds pin an int/bool expression to one value ---- */
 
-RULE(r_const_bounds) {
-  uopc_node *x = b[0];
-  if (x->ndim != 0 || x->dtype == UOPC_DT_F32 || x->dtype == UOPC_DT_F16) return NULL;
+RULE(const_bounds, EXACT, "$x=(alu)", x) {
+  if (x->ndim != 0 || uopc_dtype_is_float((uopc_dtype)x->dtype)) return NULL;
   int64_t lo = uopc_vmin(c, x);
   return lo == uopc_vmax(c, x) ? uopc_const_i(c, (uopc_dtype)x->dtype, lo) : NULL;
 }
 
-static const uopc_rule symbolic_rules[] = {
-    {"$x=(alu)", uopi_rule_fold, "fold"},
-    /* canonical form: constants on the right of commutative ops */
-    {"$u=(add|mul|max|cmpne #c $y)", r_canon, "canonical"},
-    /* identities */
-    {"[add $x 0]", r_x, "add_zero"},
-    {"[add $x 0.0]", r_x, "add_zero_f"}, /* not exact for x=-0.0; we accept that (seed) */
-    {"[mul $x 1]", r_x, "mul_one"},
-    {"[mul $x 1.0]", r_x, "mul_one_f"},
-    {"[mul $x:i32|bool 0]", r_zero, "mul_zero"},
-    {"(floordiv $x 1)", r_x, "div_one"},
-    {"(floormod $x 1)", r_zero, "mod_one"},
-    {"(max $x $x)", r_x, "max_same"},
-    {"(where _ $x $x)", r_x, "where_same"},
-    {"(where #c $x $y)", r_where_const, "where_const"},
-    {"(where $z (where $z $x _) $y)", r_where_zxy, "where_nested_true"},
-    {"(where $z $x (where $z _ $y))", r_where_zxy, "where_nested_false"},
-    {"$c=(cast $x)", r_cast_same, "cast_same"},
-    {"(cmpne $x:bool False)", r_x, "ne_false"},
-    {"$u=(cmplt|cmpne $x:i32 $x)", r_false, "cmp_self"},
-    {"[add $x:i32 $x]", r_twice, "add_self"},
-    {"[add $x:i32 [mul $x -1]]", r_zero, "sub_self"},
-    /* reassociate constants outward, so that they can meet and fold (ints only) */
-    {"[add [add $x:i32 #c1] #c2]", r_add_cc, "reassoc_add"},
-    {"[mul [mul $x:i32 #c1] #c2]", r_mul_cc, "reassoc_mul"},
-    {"[mul [add $x:i32 #c1] #c2]", r_addmul_cc, "reassoc_add_mul"},
-    /* distribute constants over sums so div/mod can see every term */
-    {"(mul $s=(add $x:i32 $y) #c)", r_distribute, "distribute"},
-    {"[add [add $x:i32 #c1] $y]", r_const_out, "const_outward"},
-    {"[add [mul $x:i32 #c1] [mul $x #c2]]", r_terms_cc, "like_terms"},
-    {"[add [mul $x:i32 #c1] $x]", r_terms_c1, "like_terms_one"},
-    /* division and modulo (floor semantics make these unconditional) */
-    {"(floordiv (floordiv $x:i32 #c1) #c2)", r_divdiv, "div_div"},
-    {"(floormod (floormod $x:i32 #c1) #c2)", r_modmod, "mod_mod"},
-    {"(floordiv (floormod $x:i32 #c1) #c2)", r_moddiv, "mod_div"},
-    {"(floordiv $x:i32 #c)", r_div_sum, "div_sum"},
-    {"(floormod $x:i32 #c)", r_mod_sum, "mod_sum"},
-    {"(floordiv $x:i32 #c)", r_div_small, "div_small"},
-    {"(floormod $x:i32 #c)", r_mod_small, "mod_small"},
-    /* recombine: (x//c)*c + x%c == x */
-    {"[add [mul (floordiv $x:i32 #c1) #c1] (floormod $x #c1)]", r_recombine, "recombine"},
-    {"[add [add [mul (floordiv $x:i32 #c1) #c1] $y] (floormod $x #c1)]", r_recombine_y, "recombine_y"},
-    /* comparisons */
-    {"(cmplt [add $x:i32 #c1] #c2)", r_lt_add, "lt_add"},
-    {"(cmplt [mul $x:i32 #c1] #c2)", r_lt_mul, "lt_mul"},
-    /* bounds say this int expression is a constant */
-    {"$x=(alu)", r_const_bounds, "const_bounds"},
-};
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static uopc_matcher *symbolic_m;
-static void build(void) {
-  symbolic_m = uopi_matcher_static(symbolic_rules, sizeof symbolic_rules / sizeof symbolic_rules[0], "symbolic");
-}
-
-const uopc_matcher *uopc_rules_symbolic(void) {
-  pthread_once(&once, build);
-  return symbolic_m;
-}
-
-const uopc_rule *uopc_rules_symbolic_table(size_t *n) {
-  *n = sizeof symbolic_rules / sizeof symbolic_rules[0];
-  return symbolic_rules;
-}
-
-/* ---- symbolic_strong: symbolic plus rules the seed's set misses (3.9) ----
- * Inserted before the bounds catch-all.  Each is exact for i32 under the
- * same no-overflow assumption as the seed's division rules. */
+/* ---- symbolic_strong's extras (chapter 3.9's incompleteness examples) ---- */
 
 static int64_t gcd64(int64_t a, int64_t b) {
   a = a < 0 ? -a : a, b = b < 0 ? -b : b;
@@ -275,78 +301,66 @@ static int64_t gcd64(int64_t a, int64_t b) {
   return a;
 }
 
-/* The gcd of the constant factors of every term of x and of k (0: a term has
-   no constant factor). */
-static int64_t terms_gcd(uopc_ctx *c, uopc_node *x, int64_t k, int *oom) {
-  uint32_t n, cap;
-  uopc_node **t = split_terms(c, x, &n, &cap);
-  if (!t) {
-    *oom = 1;
-    return 0;
-  }
-  int64_t g = k;
-  for (uint32_t i = 0; i < n && g > 1; i++) {
-    uopc_node *u = t[i];
+/* (g*a) // (g*k) -> a // k and (g*a) % (g*k) -> (a % k) * g, g the gcd of
+   every term's constant factor and of the divisor K > 0. */
+static uopc_node *gcd_divmod(uopc_ctx *c, uopc_node *x, uopc_node *k, int mod, int exact) {
+  int64_t kv = ARG(k);
+  if (kv <= 0) return NULL;
+  int guard = exact && !(mod && is_pow2(kv)), nowrap;
+  size_t mark = uopi_scratch_mark(c);
+  uopc_node *res = NULL;
+  uopi_nodes t;
+  if (!split_terms(c, x, &t, guard ? &nowrap : NULL) || (guard && !nowrap)) goto out;
+  int64_t g = kv;
+  for (uint32_t i = 0; i < t.n && g > 1; i++) {
+    uopc_node *u = t.v[i];
     if (IS_CONST(u)) g = gcd64(g, ARG(u));
     else if (u->op == UOPC_OP_MUL && IS_CONST(u->src[1])) g = gcd64(g, ARG(u->src[1]));
     else g = 1;
   }
-  uopc_mem_free(c, t, (size_t)cap * sizeof *t);
-  return g;
-}
-
-/* x with every term divided by g (each term is a visible multiple of g). */
-static uopc_node *div_terms(uopc_ctx *c, uopc_node *x, int64_t g) {
-  uint32_t n, cap;
-  uopc_node **t = split_terms(c, x, &n, &cap);
-  if (!t) return NULL;
-  uopc_node *r = NULL;
-  for (uint32_t i = 0; i < n; i++) {
-    uopc_node *q = divides(c, t[i], g);
-    r = r ? uopc_add(c, r, q) : q;
+  if (g <= 1) goto out;
+  if (guard) {
+    uopi_iv a = {0, 0};
+    for (uint32_t i = 0; i < t.n; i++) {
+      if (!uopi_nowrap(c, t.v[i])) goto out;
+      uopi_iv d = divides_iv(c, t.v[i], g);
+      a = i ? uopi_iv_add(a, d) : d;
+      if (!uopi_iv_fits_i32(a)) goto out;
+    }
   }
-  uopc_mem_free(c, t, (size_t)cap * sizeof *t);
-  return r;
+  uopc_node *a = NULL;
+  for (uint32_t i = 0; i < t.n; i++) {
+    uopc_node *q = divides(c, t.v[i], g);
+    a = a ? uopc_add(c, a, q) : q;
+  }
+  res = mod ? uopc_mul_k(c, uopc_mod_k(c, a, (double)(kv / g)), (double)g) : uopc_idiv_k(c, a, (double)(kv / g));
+out:
+  uopi_scratch_reset(c, mark);
+  return res;
 }
 
-/* (g*a) // (g*k) -> a // k and (g*a) % (g*k) -> (a % k) * g, g the gcd of every term's factor and k > 0 */
-static uopc_node *gcd_divmod(uopc_ctx *c, uopc_node *x, uopc_node *k, int mod) {
-  int oom = 0;
-  if (ARG(k) <= 0) return NULL;
-  int64_t g = terms_gcd(c, x, ARG(k), &oom);
-  if (oom || g <= 1) return NULL;
-  uopc_node *a = div_terms(c, x, g);
-  if (!a) return NULL;
-  return mod ? uopc_mul_k(c, uopc_mod_k(c, a, (double)(ARG(k) / g)), (double)g)
-             : uopc_idiv_k(c, a, (double)(ARG(k) / g));
-}
-
-RULE(r_gcd_div) { return gcd_divmod(c, b[0], b[1], 0); }
-RULE(r_gcd_mod) { return gcd_divmod(c, b[0], b[1], 1); }
-RULE(r_max_bounds) { /* max(x, c) -> x when x >= c always, -> c when x <= c always */
-  if (uopc_vmin(c, b[0]) >= ARG(b[1])) return b[0];
-  if (uopc_vmax(c, b[0]) <= ARG(b[1])) return b[1];
+RULE(gcd_div, NOWRAP, "(floordiv $x:i32 #k)", x, k) { return gcd_divmod(c, x, k, 0, exact); }
+RULE(gcd_mod, NOWRAP, "(floormod $x:i32 #k)", x, k) { return gcd_divmod(c, x, k, 1, exact); }
+/* max(x, k) -> x when x >= k always, -> k when x <= k always */
+RULE(max_bounds, EXACT, "(max $x:i32 #k)", x, k) {
+  if (uopc_vmin(c, x) >= ARG(k)) return x;
+  if (uopc_vmax(c, x) <= ARG(k)) return k;
   return NULL;
 }
 
-static const uopc_rule strong_extra[] = {
-    {"(floordiv $x:i32 #c)", r_gcd_div, "gcd_div"},
-    {"(floormod $x:i32 #c)", r_gcd_mod, "gcd_mod"},
-    {"(max $x:i32 #c)", r_max_bounds, "max_bounds"},
-};
+/* ---- the sets ---- */
 
-static pthread_once_t strong_once = PTHREAD_ONCE_INIT;
-static uopc_matcher *strong_m;
-static void build_strong(void) {
-  enum { NS = sizeof symbolic_rules / sizeof symbolic_rules[0], NE = sizeof strong_extra / sizeof strong_extra[0] };
-  static uopc_rule all[NS + NE];
-  for (size_t i = 0; i + 1 < NS; i++) all[i] = symbolic_rules[i];
-  for (size_t i = 0; i < NE; i++) all[NS - 1 + i] = strong_extra[i];
-  all[NS + NE - 1] = symbolic_rules[NS - 1]; /* the bounds catch-all stays last */
-  strong_m = uopi_matcher_static(all, NS + NE, "symbolic_strong");
-}
+#define SYMBOLIC_RULES                                                                                    \
+  &rule_fold, &rule_canonical, &rule_add_zero, &rule_add_zero_f, &rule_mul_one, &rule_mul_one_f,          \
+      &rule_mul_zero, &rule_div_one, &rule_mod_one, &rule_max_same, &rule_where_same, &rule_where_const,  \
+      &rule_where_nested_true, &rule_where_nested_false, &rule_cast_same, &rule_ne_false, &rule_cmp_self, \
+      &rule_add_self, &rule_sub_self, &rule_reassoc_add, &rule_reassoc_mul, &rule_reassoc_add_mul,        \
+      &rule_distribute, &rule_const_outward, &rule_like_terms, &rule_like_terms_one, &rule_div_div,       \
+      &rule_mod_mod, &rule_mod_div, &rule_div_sum, &rule_mod_sum, &rule_div_small, &rule_mod_small,       \
+      &rule_recombine, &rule_recombine_y, &rule_lt_add, &rule_lt_mul
 
-const uopc_matcher *uopc_rules_symbolic_strong(void) {
-  pthread_once(&strong_once, build_strong);
-  return strong_m;
-}
+RULESET(uopc_rules_fold, "fold", 1, &rule_fold)
+RULESET(uopc_rules_symbolic, "symbolic", 1, SYMBOLIC_RULES, &rule_const_bounds)
+RULESET(uopc_rules_symbolic_seed, "symbolic_seed", 0, SYMBOLIC_RULES, &rule_const_bounds)
+RULESET(uopc_rules_symbolic_strong, "symbolic_strong", 1, SYMBOLIC_RULES, &rule_gcd_div, &rule_gcd_mod,
+        &rule_max_bounds, &rule_const_bounds)

@@ -158,6 +158,18 @@ void *uopi_arena(uopc_ctx *c, size_t n) {
   return p;
 }
 
+/* A positive decimal count from the environment, else the default. */
+static uint64_t env_count(const char *name, uint64_t dflt) {
+  const char *v = getenv(name);
+  if (!v || *v < '1' || *v > '9') return dflt;
+  uint64_t x = 0;
+  for (; *v >= '0' && *v <= '9'; v++) {
+    if (x > (UINT64_MAX - 9) / 10) return dflt;
+    x = x * 10 + (uint64_t)(*v - '0');
+  }
+  return *v ? dflt : x;
+}
+
 uopc_ctx *uopc_ctx_new(const uopc_alloc *alloc) {
   uopc_alloc a = alloc && alloc->realloc_fn ? *alloc : (uopc_alloc){default_realloc, NULL};
   uopc_ctx *c = a.realloc_fn(a.ud, NULL, 0, sizeof *c);
@@ -167,6 +179,9 @@ uopc_ctx *uopc_ctx_new(const uopc_alloc *alloc) {
   const char *dbg = getenv("UOPC_DEBUG");
   if (dbg && strstr(dbg, "rewrite")) c->trace = stderr;
   if (dbg && strstr(dbg, "check")) c->check = 1;
+  c->limits = (uopc_rewrite_limits){env_count("UOPC_REWRITE_STEPS_PER_NODE", UOPC_LIMIT_STEPS_PER_NODE),
+                                    env_count("UOPC_REWRITE_MIN_STEPS", UOPC_LIMIT_STEPS),
+                                    env_count("UOPC_REWRITE_CHAIN", UOPC_LIMIT_CHAIN)};
   return c;
 }
 
@@ -177,6 +192,7 @@ void uopc_ctx_free(uopc_ctx *c) {
     uopi_big_free(c, t->e, (size_t)t->cap * sizeof *t->e);
     uopi_raw_realloc(c, t, sizeof *t, 0);
   }
+  uopi_scratch_free_all(c);
   for (uopi_chunk *ch = c->chunks, *nx; ch; ch = nx) {
     nx = ch->next;
     chunk_free(c, ch);
@@ -208,6 +224,18 @@ void *uopc_fail(uopc_ctx *c, uopc_status code, const char *fmt, ...) {
   vsnprintf(c->err.msg, sizeof c->err.msg, fmt, ap);
   va_end(ap);
   return NULL;
+}
+
+void uopc_ctx_set_rewrite_limits(uopc_ctx *c, const uopc_rewrite_limits *lim) {
+  if (!c || !lim) return;
+  if (lim->steps_per_node) c->limits.steps_per_node = lim->steps_per_node;
+  if (lim->min_steps) c->limits.min_steps = lim->min_steps;
+  if (lim->max_chain) c->limits.max_chain = lim->max_chain;
+}
+
+uopc_rewrite_limits uopc_ctx_rewrite_limits(const uopc_ctx *c) {
+  if (!c) return (uopc_rewrite_limits){UOPC_LIMIT_STEPS_PER_NODE, UOPC_LIMIT_STEPS, UOPC_LIMIT_CHAIN};
+  return c->limits;
 }
 
 void uopc_ctx_set_trace(uopc_ctx *c, FILE *f) { c->trace = f; }

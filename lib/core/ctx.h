@@ -32,6 +32,18 @@ struct uopc_ctx {
   /* debug switches */
   FILE *trace;
   int check;
+  /* graph_rewrite's limits */
+  uopc_rewrite_limits limits;
+  /* scratch memory of passes (uopi_scratch): newest chunk first, and one
+     spare kept for the next pass */
+  struct uopi_scratch_chunk *scratch, *scratch_spare;
+  /* memos of uopc_simplify_with, one per rule set (the exact symbolic set
+     memoizes in the node itself) */
+  struct {
+    const uopc_matcher *m;
+    uopi_table *t;
+  } memo[8];
+  uint32_t n_memo;
   /* side tables */
   uopi_table *tables_free;
   uopi_table *tables_all[64];

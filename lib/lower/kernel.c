@@ -18,22 +18,27 @@ static int has_load(uopc_ctx *c, uopc_node *u, int *oom) {
   return r;
 }
 
-/* INDEX(buffer, i) -> INDEX(buffer, simplify(i)) when i loads nothing. */
-RULE(r_simplify_index) {
-  uopc_node *buf = b[1], *i = b[2];
+/* INDEX(buffer, i) -> INDEX(buffer, simplify(i)) when i loads nothing:
+   exact, as simplify is */
+RULE(simplify_index, EXACT, "$u=(index $b=(buffer) $i)", u, b, i) {
   int oom = 0;
   if (has_load(c, i, &oom) || oom) return NULL;
   uopc_node *s = uopc_simplify(c, i);
-  return s ? uopc_index(c, buf, &s, 1) : NULL;
+  return s ? uopc_index(c, b, &s, 1) : NULL;
 }
 
-static const uopc_rule index_rules[] = {
-    {"$u=(index $b=(buffer) $i)", r_simplify_index, "simplify_index"},
-};
+/* RANGE(end) -> RANGE(simplify(end)) when end loads nothing.  The rewrite is
+   bottom up, so every use of the RANGE (ENDs, indices, values) sees the
+   same simplified node. */
+RULE(simplify_range, EXACT, "$r=(range $e)", r, e) {
+  int oom = 0;
+  if (IS_CONST(e) || has_load(c, e, &oom) || oom) return NULL;
+  uopc_node *s = uopc_simplify(c, e);
+  return s ? uopc_range(c, s, r->arg.i) : NULL;
+}
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static uopc_matcher *index_m;
-static void build(void) { index_m = uopi_matcher_static(index_rules, 1, "kernel indices"); }
+static const uopc_matcher *index_rules(void);
+RULESET(index_rules, "kernel indices", 1, &rule_simplify_range, &rule_simplify_index)
 
 static const char *not_kernel(uopc_node *u) {
   switch (u->op) {
@@ -55,8 +60,7 @@ uopc_status uopi_kernel_prepare(uopc_ctx *c, uopc_node *root, uopi_kernel_ir *ou
     uopc_fail(c, UOPC_ERR_TYPE, "a kernel's root must be a SINK (or a STORE or END), not %s", uopc_op_name((uopc_op)root->op));
     return UOPC_ERR_TYPE;
   }
-  pthread_once(&once, build);
-  uopc_node *r = root ? uopc_graph_rewrite(c, root, index_m, NULL, 0) : NULL;
+  uopc_node *r = root ? uopc_graph_rewrite(c, root, index_rules(), NULL, 0) : NULL;
   uint32_t n = 0;
   uopc_node **all = r ? uopc_toposort(c, r, &n) : NULL;
   if (!all) return uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;

@@ -24,12 +24,15 @@
 #include "rewrite/rw.h"
 
 typedef struct frame {
-  uopc_node *u;      /* the node being rewritten */
-  uopc_node *aux;    /* stage 2: the rule's result, being normalized */
-  uint32_t i;        /* stage 0: the next source to look at */
-  uint8_t stage;     /* 0 or 2 (stage 1 runs when the cursor reaches the end) */
-  uint8_t changed;   /* some source's normal form differs from the source */
+  uopc_node *u;         /* the node being rewritten */
+  uopc_node *aux;       /* stage 2: the rule's result, being normalized */
+  uint32_t i;           /* stage 0: the next source to look at */
+  uint32_t stage : 2;   /* 0 or 2 (stage 1 runs when the cursor reaches the end) */
+  uint32_t changed : 1; /* some source's normal form differs from the source */
+  uint32_t chain : 29;  /* how many rule results in a row led to this node */
 } frame;
+
+#define CHAIN_MAX ((1u << 29) - 1)
 
 /* A larger array for the stack or the sources: the first ones live on the
    C stack (small graphs need no allocation), the rest in context memory. */
@@ -54,6 +57,38 @@ static int grow_arr(uopc_ctx *c, void **p, void *local, uint32_t *cap, uint32_t 
   return 1;
 }
 
+/* The step limit was reached: 1 with *max raised when the limit grows with
+   the work (steps_per_node per node of the input visited and per node the
+   rules made), else 0 with the error. */
+static __attribute__((noinline)) int more_steps(uopc_ctx *c, const uopc_rewrite_limits *lim, int fixed,
+                                                uint64_t steps, uint32_t n0, uint64_t visited, uint64_t *max) {
+  uint64_t nodes = visited + (uopc_ctx_count(c) - n0);
+  if (!fixed) {
+    uint64_t want = nodes > UINT64_MAX / lim->steps_per_node ? UINT64_MAX : nodes * lim->steps_per_node;
+    if (want >= steps) {
+      *max = want;
+      return 1;
+    }
+    uopc_fail(c, UOPC_ERR_REWRITE,
+              "graph_rewrite did not converge: %llu rule steps for %llu nodes (the limit is %llu steps per node, "
+              "at least %llu; a rule loops? raise it with UOPC_REWRITE_STEPS_PER_NODE or uopc_ctx_set_rewrite_limits)",
+              (unsigned long long)steps - 1, (unsigned long long)nodes, (unsigned long long)lim->steps_per_node,
+              (unsigned long long)lim->min_steps);
+    return 0;
+  }
+  uopc_fail(c, UOPC_ERR_REWRITE,
+            "graph_rewrite did not converge: %llu rule steps, the max_steps given (a rule loops?)",
+            (unsigned long long)steps - 1);
+  return 0;
+}
+
+static __attribute__((noinline)) void chain_error(uopc_ctx *c, uint32_t chain) {
+  uopc_fail(c, UOPC_ERR_REWRITE,
+            "graph_rewrite did not converge: a node was rewritten %u times in a row (a rule loops? raise the "
+            "limit with UOPC_REWRITE_CHAIN or uopc_ctx_set_rewrite_limits)",
+            chain);
+}
+
 #define LOCAL_FRAMES 128
 #define LOCAL_SRCS 16
 
@@ -64,7 +99,12 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
     if (!root && uopc_ctx_error(c)) return NULL;  /* a failed constructor: its error stands */
     return uopc_fail(c, UOPC_ERR_ARG, "graph_rewrite: %s is NULL", root ? "matcher" : "root");
   }
-  if (max_steps == 0) max_steps = UOPC_LIMIT_STEPS;
+  uopc_rewrite_limits lim = uopc_ctx_rewrite_limits(c);
+  const int fixed = max_steps != 0;
+  if (!fixed) max_steps = lim.min_steps;
+  const uint32_t chain_max = lim.max_chain < CHAIN_MAX ? (uint32_t)lim.max_chain : CHAIN_MAX;
+  const uint32_t n0 = uopc_ctx_count(c);
+  uint64_t visited = 0; /* nodes of the input processed */
   uopi_rw_env env;
   uopi_rw_env_init(&env, c, m, ctx);
   uopi_table *done = uopi_table_acquire(c);
@@ -105,13 +145,11 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
 #define PLAIN_LEAF(x) ((x)->nsrc == 0 && start[(x)->op] == start[(x)->op + 1])
 #define STEP()                                                                 \
   do {                                                                         \
-    if (__builtin_expect(++steps > max_steps, 0)) {                            \
-      uopc_fail(c, UOPC_ERR_REWRITE, "graph_rewrite did not converge (a rule loops?)"); \
+    if (__builtin_expect(++steps > max_steps, 0) && !more_steps(c, &lim, fixed, steps, n0, visited, &max_steps)) \
       goto out;                                                                \
-    }                                                                          \
   } while (0)
 
-  stk[sp++] = (frame){root, NULL, 0, 0, 0};
+  stk[sp++] = (frame){root, NULL, 0, 0, 0, 0};
   while (sp) {
     frame *f = &stk[sp - 1];
     uopc_node *u = f->u;
@@ -138,9 +176,9 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
     }
     if (i < ns) {
       f->i = i;
-      f->changed = (uint8_t)changed;
+      f->changed = changed & 1u;
       if (sp == cap && !grow_arr(c, (void **)&stk, stk_local, &cap, sp + 1, sizeof *stk)) goto out;
-      stk[sp++] = (frame){u->src[i], NULL, 0, 0, 0};
+      stk[sp++] = (frame){u->src[i], NULL, 0, 0, 0, 0};
       continue;
     }
     /* stage 1 (a rule's result may have finished u meanwhile: seed's skip) */
@@ -148,6 +186,7 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
       sp--;
       continue;
     }
+    visited += u->id < n0;
     STEP();
     uopc_node *n = u;
     if (changed) {
@@ -166,10 +205,15 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
       }
       if (!d) {
         f = &stk[sp - 1];
+        uint32_t chain = f->chain + 1;
+        if (__builtin_expect(chain > chain_max, 0)) {
+          chain_error(c, chain);
+          goto out;
+        }
         f->stage = 2;
         f->aux = r;
         if (sp == cap && !grow_arr(c, (void **)&stk, stk_local, &cap, sp + 1, sizeof *stk)) goto out;
-        stk[sp++] = (frame){r, NULL, 0, 0, 0};
+        stk[sp++] = (frame){r, NULL, 0, 0, 0, chain};
         continue;
       }
       n = d;

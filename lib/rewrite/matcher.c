@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/ctx.h"
+#include "rewrite/rule.h"
 #include "rewrite/rw.h"
 
 static void set_err(uopc_error *e, uopc_status code, int col, const char *msg) {
@@ -27,6 +28,8 @@ void uopc_matcher_free(uopc_matcher *m) {
     for (size_t i = 0; i < m->n; i++) {
       uopc_pattern_free(m->rules[i].pat);
       free(m->rules[i].name);
+      free((char *)m->rules[i].info.file);
+      free((char *)m->rules[i].info.vars);
     }
   free(m->rules);
   free(m->by_op);
@@ -173,6 +176,26 @@ static int build_filter(uopc_matcher *m, int op) {
   return 1;
 }
 
+static char *dup(const char *s) {
+  size_t len = strlen(s) + 1;
+  char *d = malloc(len);
+  if (d) memcpy(d, s, len);
+  return d;
+}
+
+/* 1 when vars ("x, c1, c2") are the pattern's names in order. */
+static int vars_match(const uopc_pattern *p, const char *vars) {
+  const char *s = vars;
+  for (uint32_t k = 0;; k++) {
+    while (*s == ' ' || *s == ',') s++;
+    const char *e = s;
+    while (*e && *e != ',' && *e != ' ') e++;
+    if (e == s) return k == p->nvars;
+    if (k >= p->nvars || strlen(p->var[k]) != (size_t)(e - s) || memcmp(p->var[k], s, (size_t)(e - s)) != 0) return 0;
+    s = e;
+  }
+}
+
 /* uopc_matcher_new; when from is given, rule i's pattern is a copy of
    from[i]'s (parsed before) instead of parsed from rules[i].pat. */
 static uopc_matcher *matcher_build(const uopc_rule *rules, const uopi_mrule *const *from, size_t n, uopc_error *e) {
@@ -212,11 +235,29 @@ static uopc_matcher *matcher_build(const uopc_rule *rules, const uopi_mrule *con
       }
       goto fail;
     }
-    if (rules[i].name) {
-      size_t len = strlen(rules[i].name) + 1;
-      if (!(r->name = malloc(len))) goto oom;
-      memcpy(r->name, rules[i].name, len);
+    if ((rules[i].name && !(r->name = dup(rules[i].name))) || (rules[i].file && !(r->info.file = dup(rules[i].file))) ||
+        (rules[i].vars && !(r->info.vars = dup(rules[i].vars))))
+      goto oom;
+    if (rules[i].vars && !vars_match(r->pat, rules[i].vars)) {
+      char msg[240];
+      snprintf(msg, sizeof msg, "rule %zu (%.40s): its function takes (%.60s), but the pattern binds", i,
+               rules[i].name ? rules[i].name : "", rules[i].vars);
+      size_t len = strlen(msg);
+      for (uint32_t k = 0; k < r->pat->nvars && len + 2 < sizeof msg; k++)
+        len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", k ? ", " : " ", r->pat->var[k]);
+      if (!r->pat->nvars) snprintf(msg + len, sizeof msg - len, " nothing");
+      set_err(e, UOPC_ERR_ARG, 0, msg);
+      goto fail;
     }
+    if ((unsigned)rules[i].cls > UOPC_RULE_INEXACT) {
+      set_err(e, UOPC_ERR_ARG, 0, "rule with an unknown class");
+      goto fail;
+    }
+    r->info.pat = r->pat->text;
+    r->info.fn = rules[i].fn;
+    r->info.name = r->name;
+    r->info.line = rules[i].line;
+    r->info.cls = rules[i].cls;
     r->fn = rules[i].fn;
     r->need = r->pat->need;
     uint64_t ops = r->pat->nodes[0].ops;
@@ -256,7 +297,7 @@ uopc_matcher *uopc_matcher_cat(const uopc_matcher *a, const uopc_matcher *b) {
   if (rules && from) {
     for (size_t i = 0; i < n; i++) {
       const uopi_mrule *r = i < a->n ? &a->rules[i] : &b->rules[i - a->n];
-      rules[i] = (uopc_rule){r->pat->text, r->fn, r->name};
+      rules[i] = r->info;
       from[i] = r;
     }
     m = matcher_build(rules, from, n, NULL);  /* copies of parsed patterns: fails only when out of memory */
@@ -267,6 +308,23 @@ uopc_matcher *uopc_matcher_cat(const uopc_matcher *a, const uopc_matcher *b) {
 }
 
 size_t uopc_matcher_size(const uopc_matcher *m) { return m ? m->n : 0; }
+
+const uopc_rule *uopc_matcher_rule(const uopc_matcher *m, size_t i) {
+  return m && i < m->n ? &m->rules[i].info : NULL;
+}
+
+const char *uopc_matcher_name(const uopc_matcher *m) { return m ? m->name : NULL; }
+
+void uopi_matcher_set_name(uopc_matcher *m, const char *name) { m->name = name; }
+
+const char *uopc_rule_class_name(uopc_rule_class k) {
+  switch (k) {
+  case UOPC_RULE_EXACT: return "exact";
+  case UOPC_RULE_NOWRAP: return "nowrap";
+  case UOPC_RULE_INEXACT: return "inexact";
+  }
+  return NULL;
+}
 
 size_t uopc_matcher_count_for(const uopc_matcher *m, uopc_op op) {
   if (!m || (unsigned)op >= UOPC_OP_COUNT) return 0;

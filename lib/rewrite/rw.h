@@ -144,6 +144,8 @@ typedef struct uopi_mrule {
   uopc_rule_fn fn;
   char *name;           /* owned copy of uopc_rule.name, or NULL */
   uint64_t need;        /* = pat->need: early reject by child ops */
+  uopc_rule info;       /* the rule as given, its strings owned (pat: the
+                           pattern's copy of its text) */
 } uopi_mrule;
 
 /* ---- early reject by the classes of the nodes near the root -------------
@@ -198,6 +200,7 @@ typedef struct uopi_opfilt {
 } uopi_opfilt;
 
 struct uopc_matcher {
+  const char *name;                     /* NULL, or a static string */
   size_t n;
   uopi_mrule *rules;                    /* n, in priority order */
   const uopi_mrule **by_op;             /* rules filed per op, concatenated */

@@ -1,7 +1,8 @@
 /* lib/rewrite/trace.c - the two debug switches of a fired rule.
  *
  * Trace (uopc_ctx_set_trace, UOPC_DEBUG=rewrite): one line per rule that
- * fires, `rule-name: before -> after`, each side in uopc_show form.
+ * fires, `FILE:LINE NAME: BEFORE -> AFTER`, each side in uopc_show form
+ * (`NAME: BEFORE -> AFTER` for a rule that does not say where it is).
  * Check (uopc_ctx_set_check, UOPC_DEBUG=check): a rule's result must have
  * the dtype and shape of the node it replaces (seed 2.5, exercise 4);
  * otherwise the rewrite fails with an error naming the rule.
@@ -58,7 +59,8 @@ int uopi_rule_fired(const uopi_rw_env *env, const uopi_mrule *r, uopc_node *befo
   if (env->trace) {
     char *s0 = uopc_show(env->c, before, TRACE_MAX);
     char *s1 = s0 ? uopc_show(env->c, after, TRACE_MAX) : NULL;
-    if (s1) fprintf(env->trace, "%s: %s -> %s\n", uopi_rule_name(r), s0, s1);
+    if (s1 && r->info.file) fprintf(env->trace, "%s:%d %s: %s -> %s\n", r->info.file, r->info.line, uopi_rule_name(r), s0, s1);
+    else if (s1) fprintf(env->trace, "%s: %s -> %s\n", uopi_rule_name(r), s0, s1);
     show_free(env->c, s0);
     show_free(env->c, s1);
     if (!s1) return oom(env->c);
