@@ -58,11 +58,14 @@ static int grow_arr(uopc_ctx *c, void **p, void *local, uint32_t *cap, uint32_t 
 }
 
 /* The step limit was reached: 1 with *max raised when the limit grows with
-   the work (steps_per_node per node of the input visited and per node the
-   rules made), else 0 with the error. */
+   the work (steps_per_node per node of the input and per node the rules
+   made), else 0 with the error.  *input is the input's size, 0 until it is
+   needed (it is counted once). */
 static __attribute__((noinline)) int more_steps(uopc_ctx *c, const uopc_rewrite_limits *lim, int fixed,
-                                                uint64_t steps, uint32_t n0, uint64_t visited, uint64_t *max) {
-  uint64_t nodes = visited + (uopc_ctx_count(c) - n0);
+                                                uint64_t steps, uint32_t n0, uopc_node *root, uint64_t *input,
+                                                uint64_t *max) {
+  if (!fixed && !*input && !(*input = uopc_graph_size(c, root))) return 0; /* out of memory */
+  uint64_t nodes = *input + (uopc_ctx_count(c) - n0);
   if (!fixed) {
     uint64_t want = nodes > UINT64_MAX / lim->steps_per_node ? UINT64_MAX : nodes * lim->steps_per_node;
     if (want >= steps) {
@@ -104,7 +107,7 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
   if (!fixed) max_steps = lim.min_steps;
   const uint32_t chain_max = lim.max_chain < CHAIN_MAX ? (uint32_t)lim.max_chain : CHAIN_MAX;
   const uint32_t n0 = uopc_ctx_count(c);
-  uint64_t visited = 0; /* nodes of the input processed */
+  uint64_t input = 0; /* nodes of the input, counted when first needed */
   uopi_rw_env env;
   uopi_rw_env_init(&env, c, m, ctx);
   uopi_table *done = uopi_table_acquire(c);
@@ -145,7 +148,7 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
 #define PLAIN_LEAF(x) ((x)->nsrc == 0 && start[(x)->op] == start[(x)->op + 1])
 #define STEP()                                                                 \
   do {                                                                         \
-    if (__builtin_expect(++steps > max_steps, 0) && !more_steps(c, &lim, fixed, steps, n0, visited, &max_steps)) \
+    if (__builtin_expect(++steps > max_steps, 0) && !more_steps(c, &lim, fixed, steps, n0, root, &input, &max_steps)) \
       goto out;                                                                \
   } while (0)
 
@@ -186,7 +189,6 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
       sp--;
       continue;
     }
-    visited += u->id < n0;
     STEP();
     uopc_node *n = u;
     if (changed) {
