@@ -65,6 +65,13 @@ TEST(Exact, RunGivesTheValuesAsWritten) {
     ASSERT_NE(prog, nullptr);
     EXPECT_EQ(RunValue(c, prog, uopc_rules_run()), k.want) << k.rule;
     EXPECT_NE(RunValue(c, prog, seed_run), k.want) << k.rule << ": the seed's mode is no longer wrong here";
+    // simplify (which simplifies the CALL's body) evaluated afterwards
+    uopc_node *s = uopc_simplify(c, prog);
+    RefProg p;
+    ASSERT_TRUE(s && p.build(s)) << k.rule;
+    RefVal v = p.eval(RefEnv{});
+    std::string got = !v.def ? "undefined" : prog->dtype == UOPC_DT_BOOL ? (v.i ? "True" : "False") : std::to_string(v.i);
+    EXPECT_EQ(got, k.want) << k.rule << ": " << fmt(c, s);
     CliRun r = Uopc("run " + Q(UirFile(std::string(k.rule) + ".uir", k.body)));
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, k.want + "\n") << k.rule;
@@ -128,6 +135,11 @@ TEST(Exact, SimplifyKeepsTheValue) {
                                                     "%c = cmplt %b, 16\n")));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.find("False"), std::string::npos) << r.out;
+  r = Uopc("simplify --seed-rules " + Q(UirFile("lt.uir", "%r = range 1000 : idx=0\n%m = max %r, 10\n"
+                                                         "%a = add %m, -1073741829\n%b = add %a, -1073741824\n"
+                                                         "%c = cmplt %b, 16\n")));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "%0 = const False : dtype=bool\n");
 }
 
 TEST(Exact, TheSimplifyMemoIsPerRuleSet) {

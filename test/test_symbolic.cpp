@@ -283,3 +283,19 @@ TEST_F(Sym, StrongSetClosesTheIncompletenessExamples) {
   EXPECT_EQ(strong(mod(div(add(mul(i, 8), j), 8), 4)), "i");
 }
 }  // namespace
+
+namespace {
+// Section 3.7's ravel/unravel expression: 46 nodes -> 27 as in the seed, and
+// the exact set gives the very same graph as the seed's mode (its bounds are
+// small: nothing can wrap).
+TEST_F(Sym, RavelUnravelFortySix) {
+  uopc_error e{};
+  uopc_node *u = uopc_uir_parse_file(c, UOPC_SOURCE_DIR "/bench/data/simplify46.uir", &e);
+  ASSERT_NE(u, nullptr) << e.msg;
+  EXPECT_EQ(uopc_graph_size(c, u), 46u);
+  uopc_node *s = uopc_simplify(c, u);
+  ASSERT_NE(s, nullptr) << c.err();
+  EXPECT_EQ(uopc_graph_size(c, s), 27u);
+  EXPECT_EQ(uopc_simplify_with(c, u, uopc_rules_symbolic_seed()), s);
+}
+}  // namespace

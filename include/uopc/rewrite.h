@@ -91,6 +91,28 @@ UOPC_API void uopc_pattern_free(uopc_pattern *p);
 /* Number of names the pattern binds, and the i-th name. */
 UOPC_API uint32_t uopc_pattern_nvars(const uopc_pattern *p);
 UOPC_API const char *uopc_pattern_var(const uopc_pattern *p, uint32_t i);
+/* The parts of a parsed pattern, for tools that read patterns (uopc
+   check-rules builds random instances of each rule's pattern from them).
+   Part 0 is the root; a part's sub-patterns are parts too. */
+typedef struct uopc_pattern_part {
+  uint64_t ops;        /* the ops it allows, bit (1 << op) */
+  uint32_t dtypes;     /* the dtypes it allows, bit (1 << dtype) */
+  int var;             /* the name it binds (index for uopc_pattern_var), or -1 */
+  int has_lit;         /* a CONST whose value equals lit */
+  double lit;
+  int has_src;         /* sources given: (...) or [...] */
+  int any_order;       /* [...]: sources in any order */
+  int any_len;         /* a trailing `...`: more sources allowed */
+  uint32_t nsrc;       /* sub-patterns, as part indices in src[] */
+  uint32_t src[8];
+} uopc_pattern_part;
+
+/* Number of parts of p (0 for NULL). */
+UOPC_API uint32_t uopc_pattern_nparts(const uopc_pattern *p);
+/* Writes part i of p into *out; UOPC_ERR_ARG when p or out is NULL or i is
+   out of range. */
+UOPC_API uopc_status uopc_pattern_part_get(const uopc_pattern *p, uint32_t i, uopc_pattern_part *out);
+
 /* Every way p matches u (the seed's UPat.match): writes up to max matches,
    each nvars bindings, into out[k*nvars + i].  Returns the total number of
    matches (which may exceed max). */

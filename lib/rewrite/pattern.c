@@ -421,3 +421,22 @@ uint32_t uopc_pattern_nvars(const uopc_pattern *p) { return p ? p->nvars : 0; }
 const char *uopc_pattern_var(const uopc_pattern *p, uint32_t i) {
   return p && i < p->nvars ? p->var[i] : NULL;
 }
+
+uint32_t uopc_pattern_nparts(const uopc_pattern *p) { return p ? p->nnodes : 0; }
+
+uopc_status uopc_pattern_part_get(const uopc_pattern *p, uint32_t i, uopc_pattern_part *out) {
+  if (!p || !out || i >= p->nnodes) return UOPC_ERR_ARG;
+  const uopi_pnode *n = &p->nodes[i];
+  memset(out, 0, sizeof *out);
+  out->ops = n->ops;
+  out->dtypes = n->dts;
+  out->var = n->var;
+  out->has_lit = (n->flags & UOPI_P_LIT) != 0;
+  out->lit = n->lit;
+  out->has_src = (n->flags & UOPI_P_SRC) != 0;
+  out->any_order = (n->flags & UOPI_P_PERM) != 0;
+  out->any_len = (n->flags & UOPI_P_ANYLEN) != 0;
+  out->nsrc = n->nsrc;
+  for (uint32_t k = 0; k < n->nsrc && k < 8; k++) out->src[k] = n->kid[k];
+  return UOPC_OK;
+}
