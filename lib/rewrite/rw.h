@@ -12,6 +12,10 @@
 
 #include "internal.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Limits of the notation (checked by the parser, with an error). */
 #define UOPI_PAT_MAX_SRC 8     /* sub-patterns of one (...) or [...] */
 #define UOPI_PAT_MAX_PERM 3    /* sub-patterns of one [...] (n! orders) */
@@ -236,5 +240,9 @@ UOPI_FUNC int uopi_rule_fired(const uopi_rw_env *env, const uopi_mrule *r,
 static inline const char *uopi_rule_name(const uopi_mrule *r) {
   return r->name ? r->name : r->pat->text;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
