@@ -23,6 +23,11 @@ UOPI_FUNC void uopi_die(const char *file, int line, const char *what) __attribut
 #define UOPI_ASSERT(x) ((x) ? (void)0 : uopi_die(__FILE__, __LINE__, #x))
 #define uopi_unreachable() uopi_die(__FILE__, __LINE__, "unreachable")
 
+/* ---- op properties (the flags column of UOPC_OPS, include/uopc/ops.h) ---- */
+UOPI_FUNC const unsigned uopi_op_flag_table[UOPC_OP_COUNT];
+/* UOPC_OPF_* of op, which must be a valid op. */
+static inline unsigned uopi_op_flags(unsigned op) { return uopi_op_flag_table[op]; }
+
 /* ---- integer helpers shared by exec_alu, bounds and the rules ---------- */
 /* Python's a // b and a % b (floor), b != 0, no overflow (|a| < 2^62). */
 static inline int64_t uopi_floordiv64(int64_t a, int64_t b) {

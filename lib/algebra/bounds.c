@@ -13,13 +13,6 @@ typedef struct iv {
   int64_t lo, hi;
 } iv;
 
-static inline int is_float(unsigned t) { return t == UOPC_DT_F32 || t == UOPC_DT_F16; }
-
-static const unsigned op_flags[] = {
-#define X(N, s, a, f) f,
-    UOPC_OPS(X)
-#undef X
-};
 
 static iv full(uopc_dtype t) {
   switch (t) {
@@ -29,10 +22,6 @@ static iv full(uopc_dtype t) {
   }
 }
 
-static int64_t fdiv(int64_t a, int64_t b) { /* floor division, b > 0 */
-  int64_t q = a / b;
-  return (a % b != 0 && a < 0) ? q - 1 : q;
-}
 
 static int64_t min2(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max2(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -42,9 +31,9 @@ static iv get(const uopc_node *u) { return (iv){u->vmin, u->vmax}; }
 /* The interval of u from its sources' (already computed) intervals. */
 static iv compute(const uopc_node *u) {
   uopc_dtype d = (uopc_dtype)u->dtype;
-  if (u->op == UOPC_OP_CONST) return is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
+  if (u->op == UOPC_OP_CONST) return uopc_dtype_is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
   if (u->op == UOPC_OP_RANGE) return (iv){0, max2(0, u->src[0]->vmax - 1)};
-  if (is_float(d) || u->ndim != 0 || d == UOPC_DT_VOID) return full(d);
+  if (uopc_dtype_is_float(d) || u->ndim != 0 || d == UOPC_DT_VOID) return full(d);
   if (u->op == UOPC_OP_CAST && u->src[0]->dtype == UOPC_DT_BOOL) return get(u->src[0]);
   if (u->op == UOPC_OP_WHERE) {
     iv c = get(u->src[0]), a = get(u->src[1]), b = get(u->src[2]);
@@ -52,9 +41,9 @@ static iv compute(const uopc_node *u) {
     if (!c.hi) return b;
     return (iv){min2(a.lo, b.lo), max2(a.hi, b.hi)};
   }
-  if (!(op_flags[u->op] & UOPC_OPF_ALU) || u->nsrc != 2) return full(d);
+  if (!(uopi_op_flags(u->op) & UOPC_OPF_ALU) || u->nsrc != 2) return full(d);
   iv a = get(u->src[0]), b = get(u->src[1]);
-  int operands_float = is_float(u->src[0]->dtype);
+  int operands_float = uopc_dtype_is_float((uopc_dtype)u->src[0]->dtype);
   if (d == UOPC_DT_BOOL && !(u->op == UOPC_OP_CMPLT || u->op == UOPC_OP_CMPNE)) {
     switch (u->op) { /* bool: add is or, mul is and, max is or */
     case UOPC_OP_ADD: case UOPC_OP_MAX: return (iv){a.lo | b.lo, a.hi | b.hi};
@@ -72,7 +61,7 @@ static iv compute(const uopc_node *u) {
   }
   case UOPC_OP_MAX: return (iv){max2(a.lo, b.lo), max2(a.hi, b.hi)};
   case UOPC_OP_FLOORDIV:
-    if (b.lo == b.hi && b.lo > 0) return (iv){fdiv(a.lo, b.lo), fdiv(a.hi, b.lo)};
+    if (b.lo == b.hi && b.lo > 0) return (iv){uopi_floordiv64(a.lo, b.lo), uopi_floordiv64(a.hi, b.lo)};
     return full(d);
   case UOPC_OP_FLOORMOD:
     if (b.lo == b.hi && b.lo > 0) return (0 <= a.lo && a.hi < b.lo) ? a : (iv){0, b.lo - 1};

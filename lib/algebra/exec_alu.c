@@ -14,7 +14,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "uopc/algebra.h"
+#include "internal.h"
 
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 2
 #error "exec_alu needs double arithmetic rounded to double (FLT_EVAL_METHOD 0 or 1), not x87 long double"
@@ -24,7 +24,6 @@ static int is_value_dtype(uopc_dtype t) {
   return t == UOPC_DT_BOOL || t == UOPC_DT_I32 || t == UOPC_DT_F32 || t == UOPC_DT_F16;
 }
 
-static int is_float_dtype(uopc_dtype t) { return t == UOPC_DT_F32 || t == UOPC_DT_F16; }
 
 /* The (op, out_t, in_t) triples exec_alu computes; everything else gives 0.
    Mirrors the opcode table of docs/uir.md. */
@@ -43,7 +42,7 @@ static int in_domain(uopc_op op, uopc_dtype out_t, uopc_dtype in_t) {
   case UOPC_OP_EXP2:
   case UOPC_OP_LOG2:
   case UOPC_OP_SQRT:
-  case UOPC_OP_SIN: return out_t == in_t && is_float_dtype(in_t);
+  case UOPC_OP_SIN: return out_t == in_t && uopc_dtype_is_float(in_t);
   case UOPC_OP_CAST: return 1;
   default: return 0;
   }
@@ -115,12 +114,7 @@ static int i32_op(uopc_op op, uopc_dtype out_t, int64_t a, int64_t b, int cond, 
   case UOPC_OP_FLOORDIV:
   case UOPC_OP_FLOORMOD: {
     if (b == 0 || (a == INT32_MIN && b == -1)) return 0;   /* C traps (SIGFPE on x86) */
-    int64_t q = a / b, r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) {   /* C truncated; floor instead */
-      q -= 1;
-      r += b;
-    }
-    return put_int(out, op == UOPC_OP_FLOORDIV ? q : r);
+    return put_int(out, op == UOPC_OP_FLOORDIV ? uopi_floordiv64(a, b) : uopi_floormod64(a, b));
   }
   case UOPC_OP_CAST:
     switch (out_t) {

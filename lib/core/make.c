@@ -104,10 +104,6 @@ static int check_call(uopc_ctx *c, uopc_node *const *src, uint32_t n) {
   return ok;
 }
 
-/* The binary ALU ops (the fast path below). */
-#define BIN_ALU ((1u << UOPC_OP_ADD) | (1u << UOPC_OP_MUL) | (1u << UOPC_OP_MAX) | (1u << UOPC_OP_CMPLT) | (1u << UOPC_OP_CMPNE) | \
-                 (1u << UOPC_OP_FLOORDIV) | (1u << UOPC_OP_FLOORMOD))
-
 /* A binary ALU op on two scalars that pass every check of the general path
    below: built without it (*out; NULL + error when out of memory).
    Returns 0 when a check fails or anything is unusual: then the general
@@ -118,8 +114,9 @@ static inline int fast_bin(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node 
   uopc_dtype t = (uopc_dtype)a->dtype;
   if (t == UOPC_DT_VOID || a->op == UOPC_OP_BUFFER || b->op == UOPC_OP_BUFFER || ((a->flags | b->flags) & UOPC_NF_ADDR))
     return 0;
-  if ((op == UOPC_OP_FLOORDIV || op == UOPC_OP_FLOORMOD) && t != UOPC_DT_I32) return 0;
-  uopc_dtype inferred = (op == UOPC_OP_CMPLT || op == UOPC_OP_CMPNE) ? UOPC_DT_BOOL : t;
+  unsigned fl = uopi_op_flags(op);
+  if ((fl & UOPC_OPF_INT) && t != UOPC_DT_I32) return 0;
+  uopc_dtype inferred = (fl & UOPC_OPF_CMP) ? UOPC_DT_BOOL : t;
   if (dtype != UOPC_DT_VOID && dtype != inferred) return 0;
   *out = uopi_intern2(c, op, inferred, a, b);
   return 1;
@@ -167,7 +164,7 @@ static int fast_stack(uopc_ctx *c, uopc_dtype dtype, uopc_node *const *src, uint
 uopc_node *uopc_make(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *const *src, uint32_t n,
                      const uopc_arg *argp) {
   uopc_node *r;
-  if ((unsigned)op < 32u && ((BIN_ALU >> op) & 1) && n == 2) {
+  if ((unsigned)op < UOPC_OP_COUNT && (uopi_op_flags(op) & UOPC_OPF_BINARY) && n == 2) {
     if (fast_bin(c, op, dtype, src[0], src[1], &r)) return r;
   } else if (op == UOPC_OP_CONST && n == 0 && argp && fast_const_ok(dtype, argp)) {
     return uopi_intern_const_i(c, dtype, argp->i);
@@ -196,8 +193,8 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
   uint8_t flags = 0;
   int32_t shape_buf[UOPC_LIMIT_DIMS + 1];
   k.shape = shape_buf;
-  /* every op but these needs value sources */
-  if (op != UOPC_OP_INDEX && op != UOPC_OP_LOAD && op != UOPC_OP_STORE && op != UOPC_OP_END && op != UOPC_OP_SINK) {
+  /* every op but INDEX, LOAD and the effects needs value sources */
+  if (!(fl & UOPC_OPF_ANYSRC)) {
     for (uint32_t i = 0; i < n; i++)
       if (!is_value(src[i])) return FAIL("%s source %u is %s", opn(op), i, what(src[i]));
   }
@@ -223,18 +220,15 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
       if (dtype == UOPC_DT_VOID) return FAIL("CAST needs a target dtype");
       inferred = dtype;
       break;
-    case UOPC_OP_RECIP: case UOPC_OP_EXP2: case UOPC_OP_LOG2: case UOPC_OP_SQRT: case UOPC_OP_SIN:
-      if (!uopc_dtype_is_float(src[0]->dtype))
+    default:
+      if ((fl & UOPC_OPF_FLOAT) && !uopc_dtype_is_float(src[0]->dtype))
         return FAIL("%s needs f32 or f16, got %s", opn(op), uopc_dtype_name(src[0]->dtype));
-      inferred = src[0]->dtype;
-      break;
-    default: /* binary */
-      if (src[0]->dtype != src[1]->dtype)
+      if ((fl & UOPC_OPF_BINARY) && src[0]->dtype != src[1]->dtype)
         return FAIL("%s dtype mismatch %s vs %s", opn(op), uopc_dtype_name(src[0]->dtype),
                     uopc_dtype_name(src[1]->dtype));
-      if ((op == UOPC_OP_FLOORDIV || op == UOPC_OP_FLOORMOD) && src[0]->dtype != UOPC_DT_I32)
+      if ((fl & UOPC_OPF_INT) && src[0]->dtype != UOPC_DT_I32)
         return FAIL("%s needs i32, got %s", opn(op), uopc_dtype_name(src[0]->dtype));
-      inferred = (op == UOPC_OP_CMPLT || op == UOPC_OP_CMPNE) ? UOPC_DT_BOOL : src[0]->dtype;
+      inferred = (fl & UOPC_OPF_CMP) ? UOPC_DT_BOOL : src[0]->dtype;
     }
     arg = zero_arg;
   } else {
@@ -432,7 +426,7 @@ uopc_node *uopc_replace(uopc_ctx *c, uopc_node *u, uopc_node *const *src, uint32
     if (i == n) return u;
   }
   uopc_node *r;
-  if (((BIN_ALU >> u->op) & 1) && n == 2 && fast_bin(c, (uopc_op)u->op, UOPC_DT_VOID, src[0], src[1], &r)) return r;
+  if ((uopi_op_flags(u->op) & UOPC_OPF_BINARY) && n == 2 && fast_bin(c, (uopc_op)u->op, UOPC_DT_VOID, src[0], src[1], &r)) return r;
   uopc_arg a = u->arg;
   if (u->op == UOPC_OP_PARAM || u->op == UOPC_OP_BUFFER) {
     a.n = u->ndim;

@@ -18,7 +18,7 @@ static const int op_arity[] = {
     UOPC_OPS(X)
 #undef X
 };
-static const unsigned op_flags[] = {
+const unsigned uopi_op_flag_table[UOPC_OP_COUNT] = {
 #define X(N, s, a, f) f,
     UOPC_OPS(X)
 #undef X
@@ -32,7 +32,7 @@ static const char *const dt_names[] = {
 const char *uopc_op_name(uopc_op op) { return (unsigned)op < UOPC_OP_COUNT ? op_names[op] : "?"; }
 const char *uopc_op_spelling(uopc_op op) { return (unsigned)op < UOPC_OP_COUNT ? op_spellings[op] : "?"; }
 int uopc_op_arity(uopc_op op) { return (unsigned)op < UOPC_OP_COUNT ? op_arity[op] : 0; }
-unsigned uopc_op_flags(uopc_op op) { return (unsigned)op < UOPC_OP_COUNT ? op_flags[op] : 0; }
+unsigned uopc_op_flags(uopc_op op) { return (unsigned)op < UOPC_OP_COUNT ? uopi_op_flag_table[op] : 0; }
 const char *uopc_dtype_name(uopc_dtype t) { return (unsigned)t < UOPC_DT_COUNT ? dt_names[t] : "?"; }
 int uopc_dtype_is_float(uopc_dtype t) { return t == UOPC_DT_F32 || t == UOPC_DT_F16; }
 
