@@ -3,7 +3,7 @@
 # sources that decide a kernel's object code (lib/llvm, lib/lower,
 # lib/algebra), for the kernel cache's key (docs/cache.md).  FILE is
 # rewritten only when the id changes.
-file(GLOB srcs ${ROOT}/lib/llvm/*.[ch] ${ROOT}/lib/lower/*.[ch] ${ROOT}/lib/algebra/*.[ch])
+file(GLOB srcs ${ROOT}/lib/support/*.[ch] ${ROOT}/lib/llvm/*.[ch] ${ROOT}/lib/lower/*.[ch] ${ROOT}/lib/algebra/*.[ch])
 list(SORT srcs)
 set(acc "")
 foreach(f IN LISTS srcs)

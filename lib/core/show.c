@@ -1,44 +1,13 @@
 /* lib/core/show.c - the seed's one-line `show` form, used by the rewrite
  * trace: add(mul(p0, 3), 6).  Iterative; long output is cut with "...".
  */
-#include <stdarg.h>
 #include <string.h>
 
 #include "core/ctx.h"
+#include "support/support.h"
 
-typedef struct sbuf {
-  uopc_ctx *c;
-  char *s;
-  uint32_t n, cap;
-  size_t max;
-  int ok, cut;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(sbuf *b, const char *fmt, ...) {
-  if (!b->ok || b->cut) return;
-  char tmp[96];
-  va_list ap;
-  va_start(ap, fmt);
-  int w = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (w < 0) return;
-  size_t len = (size_t)w < sizeof tmp ? (size_t)w : sizeof tmp - 1;
-  if (b->n + len > b->max) {
-    len = b->max > b->n ? b->max - b->n : 0;
-    b->cut = 1;
-  }
-  if (!uopi_grow(b->c, (void **)&b->s, &b->cap, b->n + (uint32_t)len + 4, 1)) {
-    b->ok = 0;
-    return;
-  }
-  memcpy(b->s + b->n, tmp, len);
-  b->n += (uint32_t)len;
-  if (b->cut) {
-    memcpy(b->s + b->n, "...", 3);
-    b->n += 3;
-  }
-}
+typedef uopi_sbuf sbuf;
+#define put uopi_sb_printf
 
 static void put_leaf(sbuf *b, const uopc_node *u) {
   char num[40];
@@ -89,7 +58,8 @@ typedef struct sframe {
 
 char *uopc_show(uopc_ctx *c, const uopc_node *u, size_t max_len) {
   if (!u) return uopc_fail(c, UOPC_ERR_ARG, "show: NULL node");
-  sbuf b = {c, NULL, 0, 0, max_len ? max_len : 1, 1, 0};
+  sbuf b;
+  uopi_sb_init_max(&b, c, max_len ? max_len : 1);
   sframe *st = NULL;
   uint32_t cap = 0, sp = 0;
   if (!uopi_grow(c, (void **)&st, &cap, 16, sizeof *st)) return NULL;
@@ -118,14 +88,9 @@ char *uopc_show(uopc_ctx *c, const uopc_node *u, size_t max_len) {
     sp--;
   }
   uopc_mem_free(c, st, (size_t)cap * sizeof *st);
-  if (b.ok && !uopi_grow(c, (void **)&b.s, &b.cap, b.n + 1, 1)) b.ok = 0;
   if (!b.ok) {
-    uopc_mem_free(c, b.s, b.cap);
+    uopi_sb_free(&b);
     return NULL;
   }
-  b.s[b.n] = 0;
-  /* shrink so that the caller can free with strlen + 1 */
-  char *r = uopc_mem_realloc(c, b.s, b.cap, (size_t)b.n + 1);
-  if (!r) uopc_mem_free(c, b.s, b.cap);
-  return r;
+  return uopi_sb_finish(&b);
 }

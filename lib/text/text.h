@@ -1,12 +1,10 @@
 /* lib/text/text.h - what the files of lib/text/ share.
  *
- *   sbuf.c         a growable string through the context's allocator
  *   names.c        the %NAME -> node map of the parser (open addressing)
  *   lex.c          the tokens of one .uir line
  *   num_parse.c    decimal literal text -> double, independent of the locale
  *   parse.c        .uir text -> graph (uopc_uir_parse, uopc_uir_parse_file)
  *   print.c        graph -> .uir text (uopc_uir_print)
- *   fmt_num.c      shortest round-trip decimals (uopc_fmt_double, _scalar)
  *   value_print.c  a CONST/STACK tree as a Python literal (uopc_value_print)
  *
  * Nothing here recurses: every walk over input-controlled structure is a
@@ -17,28 +15,7 @@
 
 #include <stddef.h>
 
-#include "internal.h"
-
-/* ---- sbuf.c ------------------------------------------------------------- */
-
-/* A growing string.  After a failed allocation it stays failed (ok == 0)
-   and every append is a no-op; the context's error says out of memory. */
-typedef struct uopi_sbuf {
-  uopc_ctx *c;
-  char *s;
-  size_t n, cap;
-  int ok;
-} uopi_sbuf;
-
-UOPI_FUNC void uopi_sb_init(uopi_sbuf *b, uopc_ctx *c);
-UOPI_FUNC void uopi_sb_putn(uopi_sbuf *b, const char *s, size_t n);
-UOPI_FUNC void uopi_sb_puts(uopi_sbuf *b, const char *s);
-UOPI_FUNC void uopi_sb_putc(uopi_sbuf *b, char ch);
-/* The NUL-terminated string, allocated with exactly strlen + 1 bytes (so the
-   caller frees it with uopc_mem_free(c, s, strlen(s) + 1)); NULL if any
-   allocation failed.  The buffer is empty afterwards. */
-UOPI_FUNC char *uopi_sb_finish(uopi_sbuf *b);
-UOPI_FUNC void uopi_sb_free(uopi_sbuf *b);
+#include "support/support.h"
 
 /* ---- names.c ------------------------------------------------------------ */
 
@@ -115,7 +92,7 @@ UOPI_FUNC const char *uopi_quote(const char *s, size_t len, char *buf);
    locale.  Returns 0 when the magnitude overflows to infinity. */
 UOPI_FUNC int uopi_decimal_to_double(const char *s, size_t len, double *out);
 
-/* ---- print.c / fmt_num.c ----------------------------------------------- */
+/* ---- print.c ----------------------------------------------- */
 
 /* The dtype a literal's spelling gives on its own (True -> bool, 3 -> i32,
    2.0 -> f32).  A constant of another dtype needs a node sibling or a line. */

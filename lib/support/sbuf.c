@@ -1,16 +1,22 @@
-/* lib/text/sbuf.c - a growable string through the context's allocator,
- * used by the printers.  A failed allocation makes the buffer sticky-failed
- * so that callers check once, at uopi_sb_finish.
+/* lib/support/sbuf.c - a growable string through the context's allocator,
+ * used by the printers and the show form.  A failed allocation makes the
+ * buffer sticky-failed so that callers check once, at uopi_sb_finish.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "text/text.h"
+#include "support/support.h"
 
-void uopi_sb_init(uopi_sbuf *b, uopc_ctx *c) {
+void uopi_sb_init(uopi_sbuf *b, uopc_ctx *c) { uopi_sb_init_max(b, c, 0); }
+
+void uopi_sb_init_max(uopi_sbuf *b, uopc_ctx *c, size_t max) {
   b->c = c;
   b->s = NULL;
   b->n = b->cap = 0;
+  b->max = max;
   b->ok = 1;
+  b->cut = 0;
 }
 
 /* Room for need more bytes plus a NUL. */
@@ -36,17 +42,34 @@ static int reserve(uopi_sbuf *b, size_t need) {
 }
 
 void uopi_sb_putn(uopi_sbuf *b, const char *s, size_t n) {
-  if (!reserve(b, n)) return;
+  if (b->cut) return;
+  int cut = 0;
+  if (b->max && b->n + n > b->max) {
+    n = b->max > b->n ? b->max - b->n : 0;
+    cut = 1;
+  }
+  if (!reserve(b, n + (cut ? 3 : 0))) return;
   if (n) memcpy(b->s + b->n, s, n);
   b->n += n;
+  if (cut) {
+    memcpy(b->s + b->n, "...", 3);
+    b->n += 3;
+    b->cut = 1;
+  }
+}
+
+void uopi_sb_printf(uopi_sbuf *b, const char *fmt, ...) {
+  char tmp[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (w >= 0) uopi_sb_putn(b, tmp, (size_t)w < sizeof tmp ? (size_t)w : sizeof tmp - 1);
 }
 
 void uopi_sb_puts(uopi_sbuf *b, const char *s) { uopi_sb_putn(b, s, strlen(s)); }
 
-void uopi_sb_putc(uopi_sbuf *b, char ch) {
-  if (!reserve(b, 1)) return;
-  b->s[b->n++] = ch;
-}
+void uopi_sb_putc(uopi_sbuf *b, char ch) { uopi_sb_putn(b, &ch, 1); }
 
 char *uopi_sb_finish(uopi_sbuf *b) {
   if (!reserve(b, 0)) {

@@ -1,4 +1,4 @@
-/* lib/text/fmt_num.c - numbers as the shortest decimal that reads back to
+/* lib/support/fmt_num.c - numbers as the shortest decimal that reads back to
  * the same value, in Python's repr layout.
  *
  * "Reads back" means what the rest of uopc does with a literal: the decimal
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text/text.h"
+#include "support/support.h"
 
 typedef enum prec { P_F64, P_F32, P_F16 } prec;
 

@@ -1,4 +1,4 @@
-/* lib/algebra/round.c - bring a value into a dtype's value set (the seed's
+/* lib/support/round.c - bring a value into a dtype's value set (the seed's
  * truncate): uopc_round_f32, uopc_round_f16 and the f16 bit conversions,
  * uopc_wrap_i32.  Every function is exact (one rounding, to nearest even),
  * independent of the FPU rounding mode for f16, and free of undefined
@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "uopc/algebra.h"
+#include "support/support.h"
 
 /* Halfway between FLT_MAX and 2^128: this and everything above rounds to inf
    (the tie goes to the even neighbour, 2^128, which is inf). */

@@ -1,0 +1,43 @@
+/* lib/support/support.h - the lowest layer: what every other folder may use.
+ *
+ *   sbuf.c     a growable string through the context's allocator, with an
+ *              optional length cap ("..." when cut)
+ *   fmt_num.c  shortest round-trip decimals (uopc_fmt_double, uopc_fmt_scalar)
+ *   round.c    values into a dtype's value set (uopc_round_f32/_f16, the f16
+ *              bit conversions, uopc_wrap_i32)
+ *
+ * The public functions are declared in include/uopc/ (uir.h, algebra.h);
+ * the internal ones here.
+ */
+#ifndef UOPI_SUPPORT_H
+#define UOPI_SUPPORT_H
+
+#include <stddef.h>
+
+#include "internal.h"
+
+/* A growing string.  After a failed allocation it stays failed (ok == 0)
+   and every append is a no-op; the context's error says out of memory.
+   With max set (uopi_sb_init_max), appends stop at max bytes and the text
+   ends with "..." (cut is set). */
+typedef struct uopi_sbuf {
+  uopc_ctx *c;
+  char *s;
+  size_t n, cap;
+  size_t max;  /* 0: no cap */
+  int ok, cut;
+} uopi_sbuf;
+
+UOPI_FUNC void uopi_sb_init(uopi_sbuf *b, uopc_ctx *c);
+UOPI_FUNC void uopi_sb_init_max(uopi_sbuf *b, uopc_ctx *c, size_t max);
+UOPI_FUNC void uopi_sb_putn(uopi_sbuf *b, const char *s, size_t n);
+UOPI_FUNC void uopi_sb_puts(uopi_sbuf *b, const char *s);
+UOPI_FUNC void uopi_sb_putc(uopi_sbuf *b, char ch);
+UOPI_FUNC void uopi_sb_printf(uopi_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The NUL-terminated string, allocated with exactly strlen + 1 bytes (so the
+   caller frees it with uopc_mem_free(c, s, strlen(s) + 1)); NULL if any
+   allocation failed.  The buffer is empty afterwards. */
+UOPI_FUNC char *uopi_sb_finish(uopi_sbuf *b);
+UOPI_FUNC void uopi_sb_free(uopi_sbuf *b);
+
+#endif
