@@ -13,11 +13,14 @@ status=0
 run_suite() {  # name, cmake args...
   local dir=build-test-$1; shift
   echo "=== $dir: configure and build"
-  cmake -S . -B "$dir" -DUOPC_BENCH=OFF "$@" >"$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
+  cmake -S . -B "$dir" -DUOPC_BENCH=OFF -DUOPC_WERROR=ON "$@" >"$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
   cmake --build "$dir" -j"$JOBS" >>"$dir.log" 2>&1 || { tail -50 "$dir.log"; return 1; }
   echo "=== $dir: ctest"
   (cd "$dir" && ctest --output-on-failure -j"$JOBS" --timeout 600)
 }
+
+echo "=== layering"
+bash scripts/check-layers.sh || status=1
 
 run_suite plain -DCMAKE_BUILD_TYPE=RelWithDebInfo || status=1
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -26,7 +29,7 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 if command -v clang-19 >/dev/null; then
   dir=build-test-fuzz
   if cmake -S . -B $dir -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 -DUOPC_FUZZ=ON \
-       -DUOPC_TESTS=ON -DUOPC_BENCH=OFF >$dir.log 2>&1 && cmake --build $dir -j"$JOBS" --target fuzz_uir fuzz_npy fuzz_cache >>$dir.log 2>&1; then
+       -DUOPC_TESTS=ON -DUOPC_BENCH=OFF -DUOPC_WERROR=ON >$dir.log 2>&1 && cmake --build $dir -j"$JOBS" --target fuzz_uir fuzz_npy fuzz_cache >>$dir.log 2>&1; then
     # the .uir parser and printer, the .npy reader and writer, the kernel cache entry loader
     for target in uir npy cache; do
       echo "=== fuzz: $target, ${FUZZ_SECONDS}s"
