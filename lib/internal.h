@@ -67,6 +67,13 @@ UOPI_FUNC int uopi_table_set(uopc_ctx *c, uopi_table *t, uint32_t id, void *v); 
    inlining).  NULL with the context's error on failure. */
 UOPI_FUNC uopc_node *uopi_rebuild(uopc_ctx *c, uopc_node *root, uopi_table *map, int scoped);
 
+/* ---- node arguments of public functions ---------------------------------
+ * 1 when u is a node of c.  Otherwise 0 with an error: for a NULL u,
+ * UOPC_ERR_ARG "FN: NULL node" unless an error is already recorded (a failed
+ * constructor's error stands); for a node of another context, UOPC_ERR_ARG
+ * "FN: the node belongs to another context". */
+UOPI_FUNC int uopi_check_node(uopc_ctx *c, const uopc_node *u, const char *fn);
+
 /* ---- scratch memory of passes -------------------------------------------
  * m = uopi_scratch_mark(c); p = uopi_scratch(c, n); ...; uopi_scratch_reset(c, m);
  * uopi_scratch returns n bytes (16-byte aligned, uninitialized) valid until

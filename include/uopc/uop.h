@@ -93,6 +93,10 @@ typedef struct uopc_alloc {
 UOPC_API uopc_ctx *uopc_ctx_new(const uopc_alloc *alloc);
 /* Frees the context and every node, pattern and buffer it owns. NULL is ok. */
 UOPC_API void uopc_ctx_free(uopc_ctx *c);
+/* 1 when u is a node of c (O(1)); 0 for NULL arguments.  Every function
+   that takes a context and nodes refuses nodes of another context with
+   UOPC_ERR_ARG. */
+UOPC_API int uopc_node_in(const uopc_ctx *c, const uopc_node *u);
 /* Number of nodes built so far (ids are 0 .. count-1). */
 UOPC_API uint32_t uopc_ctx_count(const uopc_ctx *c);
 /* The node with this id. */

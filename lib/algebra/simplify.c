@@ -20,10 +20,8 @@ static uopi_table *memo_of(uopc_ctx *c, const uopc_matcher *m) {
 
 uopc_node *uopc_simplify_with(uopc_ctx *c, uopc_node *u, const uopc_matcher *m) {
   if (!c) return NULL;
-  if (!u || !m) {
-    if (!u && uopc_ctx_error(c)) return NULL; /* a failed constructor: its error stands */
-    return uopc_fail(c, UOPC_ERR_ARG, "simplify: NULL %s", u ? "rule set" : "node");
-  }
+  if (!uopi_check_node(c, u, "simplify")) return NULL;
+  if (!m) return uopc_fail(c, UOPC_ERR_ARG, "simplify: NULL rule set");
   if (m == uopc_rules_symbolic()) {
     if (u->simplified) return u->simplified;
     uopc_node *r = uopc_graph_rewrite(c, u, m, NULL, 0);

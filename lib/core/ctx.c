@@ -288,3 +288,15 @@ int uopi_table_set(uopc_ctx *c, uopi_table *t, uint32_t id, void *v) {
   t->e[id].gen = t->cur;
   return 1;
 }
+
+int uopc_node_in(const uopc_ctx *c, const uopc_node *u) { return c && u && uopi_owns(c, u); }
+
+int uopi_check_node(uopc_ctx *c, const uopc_node *u, const char *fn) {
+  if (u && uopi_owns(c, u)) return 1;
+  if (!u) {
+    if (!c->has_err) uopc_fail(c, UOPC_ERR_ARG, "%s: NULL node", fn);
+  } else {
+    uopc_fail(c, UOPC_ERR_ARG, "%s: the node belongs to another context (nodes never cross contexts)", fn);
+  }
+  return 0;
+}

@@ -50,6 +50,12 @@ struct uopc_ctx {
   uint32_t n_tables;
 };
 
+/* 1 when u is a node of c: O(1), from the node table (a node of another
+   context has a different pointer at its id, or an id beyond c's count). */
+static inline int uopi_owns(const uopc_ctx *c, const uopc_node *u) {
+  return u->id < c->n_nodes && c->nodes[u->id] == u;
+}
+
 /* Raw allocation through the context's allocator (no error recorded). */
 UOPI_FUNC void *uopi_raw_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n);
 /* Realloc/free for the context's own large arrays (node table, hash table,

@@ -81,7 +81,7 @@ static uopc_node **fit(collect *k, uint32_t *n) {
 
 uopc_node **uopc_toposort(uopc_ctx *c, uopc_node *root, uint32_t *n) {
   *n = 0;
-  if (!root) return uopc_fail(c, UOPC_ERR_ARG, "toposort: NULL root");
+  if (!uopi_check_node(c, root, "toposort")) return NULL;
   collect k = {c, NULL, 0, 0, 0};
   if (!walk(c, root, 0, collect_visit, &k)) {
     uopc_mem_free(c, k.v, (size_t)k.cap * sizeof *k.v);
@@ -98,7 +98,8 @@ static int count_visit(uopc_node *u, void *ud) {
 
 uint32_t uopc_graph_size(uopc_ctx *c, uopc_node *root) {
   uint32_t n = 0;
-  if (root && !walk(c, root, 0, count_visit, &n)) return 0;
+  if (!root || !uopi_owns(c, root)) return 0;
+  if (!walk(c, root, 0, count_visit, &n)) return 0;
   return n;
 }
 
@@ -110,7 +111,7 @@ static int param_cmp(const void *a, const void *b) {
 
 uopc_node **uopc_call_params(uopc_ctx *c, uopc_node *body, uint32_t *n) {
   *n = 0;
-  if (!body) return uopc_fail(c, UOPC_ERR_ARG, "call_params: NULL body");
+  if (!uopi_check_node(c, body, "call_params")) return NULL;
   collect k = {c, NULL, 0, 0, 1};
   if (!walk(c, body, 1, collect_visit, &k)) {
     uopc_mem_free(c, k.v, (size_t)k.cap * sizeof *k.v);
@@ -149,7 +150,9 @@ uopc_node *uopi_rebuild(uopc_ctx *c, uopc_node *root, uopi_table *map, int scope
 
 uopc_node *uopc_substitute(uopc_ctx *c, uopc_node *root, uopc_node *const *from, uopc_node *const *to,
                            uint32_t n) {
-  if (!root) return uopc_fail(c, UOPC_ERR_ARG, "substitute: NULL root");
+  if (!uopi_check_node(c, root, "substitute")) return NULL;
+  for (uint32_t i = 0; i < n; i++)
+    if (!uopi_check_node(c, from[i], "substitute") || !uopi_check_node(c, to[i], "substitute")) return NULL;
   uopi_table *map = uopi_table_acquire(c);
   if (!map) return NULL;
   uopc_node *res = NULL;

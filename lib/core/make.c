@@ -110,7 +110,7 @@ static int check_call(uopc_ctx *c, uopc_node *const *src, uint32_t n) {
    path runs and reports. */
 static inline int fast_bin(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *a, uopc_node *b,
                            uopc_node **out) {
-  if (!a || !b || a->ndim != 0 || b->ndim != 0 || a->dtype != b->dtype) return 0;
+  if (!a || !b || a->ndim != 0 || b->ndim != 0 || a->dtype != b->dtype || !uopi_owns(c, a) || !uopi_owns(c, b)) return 0;
   uopc_dtype t = (uopc_dtype)a->dtype;
   if (t == UOPC_DT_VOID || a->op == UOPC_OP_BUFFER || b->op == UOPC_OP_BUFFER || ((a->flags | b->flags) & UOPC_NF_ADDR))
     return 0;
@@ -140,12 +140,14 @@ static uopc_node *make_checked(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_n
 static int fast_stack(uopc_ctx *c, uopc_dtype dtype, uopc_node *const *src, uint32_t n, uopc_node **out) {
   if (n == 0 || n > INT32_MAX || !src[0]) return 0;
   const uopc_node *s0 = src[0];
-  if (!is_value(s0) || s0->ndim + 1u > UOPC_LIMIT_DIMS) return 0;
+  if (!is_value(s0) || s0->ndim + 1u > UOPC_LIMIT_DIMS || !uopi_owns(c, s0)) return 0;
   uopc_dtype t = (uopc_dtype)s0->dtype;
   if (dtype != UOPC_DT_VOID && dtype != t) return 0;
   for (uint32_t i = 1; i < n; i++) {
     const uopc_node *x = src[i];
-    if (!x || x->dtype != t || x->op == UOPC_OP_BUFFER || (x->flags & UOPC_NF_ADDR) || !same_shape(x, s0)) return 0;
+    if (!x || x->dtype != t || x->op == UOPC_OP_BUFFER || (x->flags & UOPC_NF_ADDR) || !same_shape(x, s0) ||
+        !uopi_owns(c, x))
+      return 0;
   }
   int32_t shape[UOPC_LIMIT_DIMS + 1];
   shape[0] = (int32_t)n;
@@ -164,6 +166,8 @@ static int fast_stack(uopc_ctx *c, uopc_dtype dtype, uopc_node *const *src, uint
 uopc_node *uopc_make(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *const *src, uint32_t n,
                      const uopc_arg *argp) {
   uopc_node *r;
+  if (!c) return NULL;
+  if (n && !src) return uopc_fail(c, UOPC_ERR_ARG, "make: %u sources given as NULL", n);
   if ((unsigned)op < UOPC_OP_COUNT && (uopi_op_flags(op) & UOPC_OPF_BINARY) && n == 2) {
     if (fast_bin(c, op, dtype, src[0], src[1], &r)) return r;
   } else if (op == UOPC_OP_CONST && n == 0 && argp && fast_const_ok(dtype, argp)) {
@@ -181,8 +185,13 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
   static const uopc_arg zero_arg;
   if ((unsigned)op >= UOPC_OP_COUNT) return uopc_fail(c, UOPC_ERR_ARG, "unknown op %d", (int)op);
   if ((unsigned)dtype >= UOPC_DT_COUNT) return uopc_fail(c, UOPC_ERR_ARG, "unknown dtype %d", (int)dtype);
-  for (uint32_t i = 0; i < n; i++)
-    if (!src[i]) return uopc_fail(c, UOPC_ERR_ARG, "%s source %u is NULL", opn(op), i);
+  for (uint32_t i = 0; i < n; i++) {
+    /* a NULL source: a failed constructor's error stands */
+    if (!src[i]) return c->has_err ? NULL : uopc_fail(c, UOPC_ERR_ARG, "%s source %u is NULL", opn(op), i);
+    if (!uopi_owns(c, src[i]))
+      return uopc_fail(c, UOPC_ERR_ARG, "%s source %u belongs to another context (nodes never cross contexts)",
+                       opn(op), i);
+  }
   uopc_arg arg = argp ? *argp : zero_arg;
   int arity = uopc_op_arity(op);
   unsigned fl = uopc_op_flags(op);
@@ -419,7 +428,9 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
 }
 
 uopc_node *uopc_replace(uopc_ctx *c, uopc_node *u, uopc_node *const *src, uint32_t n) {
-  if (!u) return NULL;
+  if (!c) return NULL;
+  if (!uopi_check_node(c, u, "replace")) return NULL;
+  if (n && !src) return uopc_fail(c, UOPC_ERR_ARG, "replace: sources are NULL");
   if (n == u->nsrc) {
     uint32_t i = 0;
     while (i < n && src[i] == u->src[i]) i++;

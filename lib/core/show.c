@@ -57,7 +57,7 @@ typedef struct sframe {
 } sframe;
 
 char *uopc_show(uopc_ctx *c, const uopc_node *u, size_t max_len) {
-  if (!u) return uopc_fail(c, UOPC_ERR_ARG, "show: NULL node");
+  if (!uopi_check_node(c, u, "show")) return NULL;
   sbuf b;
   uopi_sb_init_max(&b, c, max_len ? max_len : 1);
   sframe *st = NULL;

@@ -8,7 +8,8 @@
 #include "internal.h"
 
 uopc_node *uopc_inline_call(uopc_ctx *c, uopc_node *call) {
-  if (!call || call->op != UOPC_OP_CALL) return uopc_fail(c, UOPC_ERR_ARG, "inline_call needs a CALL");
+  if (!uopi_check_node(c, call, "inline_call")) return NULL;
+  if (call->op != UOPC_OP_CALL) return uopc_fail(c, UOPC_ERR_ARG, "inline_call needs a CALL");
   uopc_node *body = call->src[0];
   uint32_t np = 0;
   uopc_node **ps = uopc_call_params(c, body, &np);

@@ -98,10 +98,8 @@ static __attribute__((noinline)) void chain_error(uopc_ctx *c, uint32_t chain) {
 uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *m, void *ctx,
                               uint64_t max_steps) {
   if (!c) return NULL;
-  if (!root || !m) {
-    if (!root && uopc_ctx_error(c)) return NULL;  /* a failed constructor: its error stands */
-    return uopc_fail(c, UOPC_ERR_ARG, "graph_rewrite: %s is NULL", root ? "matcher" : "root");
-  }
+  if (!uopi_check_node(c, root, "graph_rewrite")) return NULL;
+  if (!m) return uopc_fail(c, UOPC_ERR_ARG, "graph_rewrite: matcher is NULL");
   uopc_rewrite_limits lim = uopc_ctx_rewrite_limits(c);
   const int fixed = max_steps != 0;
   if (!fixed) max_steps = lim.min_steps;

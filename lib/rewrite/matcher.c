@@ -490,10 +490,8 @@ fired:
 
 uopc_node *uopc_matcher_rewrite(const uopc_matcher *m, uopc_ctx *c, uopc_node *u, void *ctx) {
   if (!c) return NULL;
-  if (!m || !u) {
-    if (!u && uopc_ctx_error(c)) return NULL;  /* a failed constructor: its error stands */
-    return uopc_fail(c, UOPC_ERR_ARG, "matcher_rewrite: %s is NULL", m ? "node" : "matcher");
-  }
+  if (!uopi_check_node(c, u, "matcher_rewrite")) return NULL;
+  if (!m) return uopc_fail(c, UOPC_ERR_ARG, "matcher_rewrite: matcher is NULL");
   uopi_rw_env env;
   uopi_rw_env_init(&env, c, m, ctx);
   uopc_node *out = NULL;

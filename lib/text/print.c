@@ -226,7 +226,7 @@ static int put_line(printer *pr, const uopc_node *u) {
 }
 
 char *uopc_uir_print(uopc_ctx *c, uopc_node *root) {
-  if (!root) return uopc_fail(c, UOPC_ERR_ARG, "uir_print: NULL root");
+  if (!uopi_check_node(c, root, "uir_print")) return NULL;
   uint32_t n = 0;
   uopc_node **order = uopc_toposort(c, root, &n);
   if (!order) return NULL;

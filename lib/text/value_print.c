@@ -44,7 +44,7 @@ static const uopc_node *first_stuck(uopc_ctx *c, const uopc_node *root, int *ok)
 }
 
 char *uopc_value_print(uopc_ctx *c, uopc_node *u) {
-  if (!u) return uopc_fail(c, UOPC_ERR_ARG, "value_print: NULL node");
+  if (!uopi_check_node(c, u, "value_print")) return NULL;
   int ok;
   const uopc_node *bad = first_stuck(c, u, &ok);
   if (!ok) return NULL;
