@@ -33,7 +33,6 @@ install_stage() {
   cmake --install $build --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log"; return 1; }
   (cd "$prefix" && find . -type f -o -type l | sort | sed 's/^/  /')
   pcdir=$(dirname "$(find "$prefix" -name uopc.pc | head -1)")
-  export UOPC_CACHE_DIR=$work/cache  # the example's kernels stay out of ~/.cache
   local ok=1 how
   for how in find_package-shared find_package-static pkg-config-shared pkg-config-static; do
     case $how in
@@ -47,7 +46,8 @@ install_stage() {
         make -C examples/host PKG_CONFIG_PATH="$pcdir" OUT="$work/pc" "$host" >"$work/$how.log" 2>&1 ;;
     esac || { cat "$work/$how.log"; echo "install: $how: build FAILED"; ok=0; continue; }
     local out linked=static
-    out=$("$host" 2>&1) || { echo "$out"; echo "install: $how: run FAILED"; ok=0; continue; }
+    # UOPC_CACHE_DIR: the example's kernels stay out of ~/.cache
+    out=$(UOPC_CACHE_DIR=$work/cache "$host" 2>&1) || { echo "$out"; echo "install: $how: run FAILED"; ok=0; continue; }
     readelf -d "$host" | grep -q 'NEEDED.*libuopc\.so' && linked=shared
     if [ "$out" != "$want" ] || [ "$linked" != "${how##*-}" ]; then
       echo "$out"; echo "install: $how: FAILED (output above, linked $linked)"; ok=0; continue
