@@ -1,5 +1,6 @@
 # Dependencies, found the CMake way.  All come from Debian packages:
 #   cmake g++ llvm-19-dev zlib1g-dev libgtest-dev libbenchmark-dev clang-19 libclang-rt-19-dev
+# (pkg-config only for scripts/test.sh's install stage)
 find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED)
 # find_package(LLVM 19 CONFIG) is rejected by LLVM's own version file, so find
@@ -15,8 +16,29 @@ function(uopc_use_deps t)
   target_compile_definitions(${t} PRIVATE ${LLVM_DEFINITIONS})
 endfunction()
 
-# Link the shared libLLVM (one library, no static components).
-function(uopc_link_deps t)
-  target_link_directories(${t} PUBLIC ${LLVM_LIBRARY_DIRS})
-  target_link_libraries(${t} PUBLIC LLVM ZLIB::ZLIB Threads::Threads m)
+# The shared libLLVM's file, for the installed package and uopc.pc: a user of
+# the installed libuopc.a links the same libLLVM that uopc was built with,
+# without loading LLVM's CMake package.
+get_target_property(_cfgs LLVM IMPORTED_CONFIGURATIONS)
+set(UOPC_LLVM_LIBRARY "")
+foreach(_cfg IN LISTS _cfgs ITEMS NOCONFIG)
+  get_target_property(_loc LLVM IMPORTED_LOCATION_${_cfg})
+  if(_loc AND NOT UOPC_LLVM_LIBRARY)
+    set(UOPC_LLVM_LIBRARY ${_loc})
+  endif()
+endforeach()
+if(NOT UOPC_LLVM_LIBRARY)
+  get_target_property(UOPC_LLVM_LIBRARY LLVM IMPORTED_LOCATION)
+endif()
+if(NOT UOPC_LLVM_LIBRARY)
+  message(FATAL_ERROR "uopc: cannot find the file of LLVM's shared library (target LLVM in ${LLVM_DIR})")
+endif()
+
+# Link the shared libLLVM (one library, no static components), zlib, threads
+# and libm: PRIVATE for the shared libuopc, PUBLIC for the static one (in
+# the installed package, LLVM by its file: see UOPC_LLVM_LIBRARY).
+function(uopc_link_deps t scope)
+  target_link_directories(${t} ${scope} $<BUILD_INTERFACE:${LLVM_LIBRARY_DIRS}>)
+  target_link_libraries(${t} ${scope} $<BUILD_INTERFACE:LLVM> $<INSTALL_INTERFACE:${UOPC_LLVM_LIBRARY}>
+                        ZLIB::ZLIB Threads::Threads m)
 endfunction()

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: a plain build, an AddressSanitizer+UBSan build, and
-# bounded libFuzzer runs of the .uir parser, the .npy reader and the kernel
-# cache's entry loader.  Exits non-zero on any failure.
+# The whole test suite: a plain build, the installed package (cmake --install
+# from the plain build, then examples/host built against it four ways and
+# run), an AddressSanitizer+UBSan build, and bounded libFuzzer runs of the
+# .uir parser, the .npy reader and the kernel cache's entry loader.  Exits
+# non-zero on any failure.
 #   FUZZ_SECONDS  how long each fuzzer runs (default 60)
 #   JOBS          build parallelism (default: number of cores)
 set -euo pipefail
@@ -19,10 +21,52 @@ run_suite() {  # name, cmake args...
   (cd "$dir" && ctest --output-on-failure -j"$JOBS" --timeout 600)
 }
 
+# cmake --install the plain build into a temporary prefix, then build
+# examples/host against the installed package four ways (find_package
+# shared and static, pkg-config shared and static), run each, and check that
+# the shared builds load libuopc.so.0 and the static ones do not.
+install_stage() {
+  local build=build-test-plain work prefix pcdir host want="host example: matmul 64x64 ok, a*b+a ok"
+  work=$(mktemp -d "${TMPDIR:-/tmp}/uopc-install.XXXXXX")
+  prefix=$work/prefix
+  echo "=== install: cmake --install $build --prefix $prefix"
+  cmake --install $build --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log"; return 1; }
+  (cd "$prefix" && find . -type f -o -type l | sort | sed 's/^/  /')
+  pcdir=$(dirname "$(find "$prefix" -name uopc.pc | head -1)")
+  local ok=1 how
+  for how in find_package-shared find_package-static pkg-config-shared pkg-config-static; do
+    case $how in
+      find_package-*)
+        local static=OFF; [ "$how" = find_package-static ] && static=ON
+        host=$work/$how/host
+        { cmake -S examples/host -B "$work/$how" -DCMAKE_PREFIX_PATH="$prefix" -DUOPC_HOST_STATIC=$static &&
+          cmake --build "$work/$how"; } >"$work/$how.log" 2>&1 ;;
+      pkg-config-*)
+        mkdir -p "$work/pc"; host=$work/pc/host-${how#pkg-config-}
+        make -C examples/host PKG_CONFIG_PATH="$pcdir" OUT="$work/pc" "$host" >"$work/$how.log" 2>&1 ;;
+    esac || { cat "$work/$how.log"; echo "install: $how: build FAILED"; ok=0; continue; }
+    local out linked=static
+    # UOPC_CACHE_DIR: the example's kernels stay out of ~/.cache
+    out=$(UOPC_CACHE_DIR=$work/cache "$host" 2>&1) || { echo "$out"; echo "install: $how: run FAILED"; ok=0; continue; }
+    readelf -d "$host" | grep -q 'NEEDED.*libuopc\.so' && linked=shared
+    if [ "$out" != "$want" ] || [ "$linked" != "${how##*-}" ]; then
+      echo "$out"; echo "install: $how: FAILED (output above, linked $linked)"; ok=0; continue
+    fi
+    echo "install: $how: $out (libuopc $linked)"
+  done
+  # uopc.pc: what linking libuopc.a needs, for pkg-config --static
+  local private
+  private=$(PKG_CONFIG_PATH="$pcdir" pkg-config --static --libs uopc)
+  echo "install: pkg-config --static --libs uopc: $private"
+  case "$private" in *LLVM*-lz*) ;; *) echo "install: uopc.pc lacks LLVM or zlib for --static"; ok=0 ;; esac
+  if [ $ok = 1 ]; then rm -rf "$work"; echo "install: passed"; else echo "install: FAILED (kept $work)"; return 1; fi
+}
+
 echo "=== layering"
 bash scripts/check-layers.sh || status=1
 
 run_suite plain -DCMAKE_BUILD_TYPE=RelWithDebInfo || status=1
+if [ $status = 0 ]; then install_stage || status=1; else echo "install: skipped (the plain build failed)"; fi
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   run_suite asan -DCMAKE_BUILD_TYPE=Debug -DUOPC_SANITIZE=ON || status=1
 

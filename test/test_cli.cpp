@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "uopc/uopc.h"
+
 namespace {
 
 struct CliRun {
@@ -121,6 +123,84 @@ TEST(Cli, TraceFlagIsAccepted) {
   CliRun r = uopc("--trace print '" + example("mul_add.uir") + "'");
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "%0 = stack 1, 2, 3\n%1 = stack 10, 20, 30\n%2 = mul %0, %1\n%3 = add %2, %0\n");
+}
+
+// `uopc --version`: exactly one line, `uopc VERSION (LLVM X.Y.Z)`; the same
+// after a verb.  VERB --help prints the verb's usage.
+TEST(Cli, VersionIsOneLine) {
+  const std::string want = std::string("uopc ") + uopc_version() + " (LLVM " + uopc_llvm_version() + ")\n";
+  EXPECT_EQ(want.rfind("uopc 0.2.0 (LLVM 19.", 0), 0u) << want;
+  for (const char *args : {"--version", "--trace --version", "print --version", "exec --version", "fuzz --version"}) {
+    SCOPED_TRACE(args);
+    CliRun r = uopc(args);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, want);
+    EXPECT_EQ(r.err, "");
+  }
+  for (const char *args : {"print -h", "exec --help", "cache --help", "fuzz -h"}) {
+    SCOPED_TRACE(args);
+    CliRun r = uopc(args);
+    EXPECT_EQ(r.status, 0);
+    std::string verb = std::string(args).substr(0, std::string(args).find(' '));
+    EXPECT_EQ(r.out.rfind("usage: uopc [--trace] " + verb + " ", 0), 0u) << r.out;
+    EXPECT_EQ(r.err, "");
+  }
+}
+
+// `--` ends options: every later argument is positional, even one that
+// starts with '-', and errors name it as written.
+TEST(Cli, DoubleDashEndsOptions) {
+  std::string dir = tmp_path("dashdir");
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+  spit(dir + "/-m.uir", slurp(example("mul_add.uir")));
+  spit(dir + "/--trace", slurp(example("mul_add.uir")));
+  spit(dir + "/-bad.uir", "%a = add 1, %b\n");
+  const std::string cd = "cd '" + dir + "' && '" + UOPC_CLI + "' ";
+  auto run_in_dir = [&](const std::string &args) {
+    std::string out = tmp_path("dd_out"), err = tmp_path("dd_err");
+    int st = std::system((cd + args + " </dev/null >'" + out + "' 2>'" + err + "'").c_str());
+    CliRun r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(out), slurp(err)};
+    std::remove(out.c_str());
+    std::remove(err.c_str());
+    return r;
+  };
+  const std::string printed = "%0 = stack 1, 2, 3\n%1 = stack 10, 20, 30\n%2 = mul %0, %1\n%3 = add %2, %0\n";
+  for (const char *args : {"print -- -m.uir", "-- print -m.uir", "--trace print -- -m.uir", "print -- --trace"}) {
+    SCOPED_TRACE(args);
+    CliRun r = run_in_dir(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, printed);
+  }
+  CliRun t = run_in_dir("run -- --trace");  // a file named --trace, and no trace
+  EXPECT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(t.out, "[11, 42, 93]\n");
+  EXPECT_EQ(t.err, "");
+  CliRun bad = run_in_dir("print -- -bad.uir");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.err, "-bad.uir:1:13: error: undefined name %b\n");
+  CliRun none = run_in_dir("print -- -none.uir");
+  EXPECT_EQ(none.status, 1);
+  EXPECT_EQ(none.err, "-none.uir: error: cannot open: No such file or directory\n");
+  CliRun help = run_in_dir("print -- --help");  // a file, not the help
+  EXPECT_EQ(help.status, 1);
+  EXPECT_EQ(help.out, "");
+  EXPECT_EQ(help.err, "--help: error: cannot open: No such file or directory\n");
+  // without `--`, a leading '-' is an option, as before
+  CliRun opt = run_in_dir("print -m.uir");
+  EXPECT_EQ(opt.status, 2);
+  EXPECT_NE(opt.err.find("unknown option '-m.uir'"), std::string::npos) << opt.err;
+  // after `--` options are positional: one FILE too many
+  CliRun two = run_in_dir("exec -- -m.uir --print");
+  EXPECT_EQ(two.status, 2);
+  // `-` after `--` is still standard input
+  CliRun in = uopc("print -- -", example("mul_add.uir"));
+  EXPECT_EQ(in.status, 0) << in.err;
+  EXPECT_EQ(in.out, printed);
+  // a verb after `--`: `--version` is then a verb name
+  CliRun v = uopc("-- --version");
+  EXPECT_EQ(v.status, 2);
+  EXPECT_NE(v.err.find("unknown verb '--version'"), std::string::npos) << v.err;
+  ASSERT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
 }
 
 }  // namespace

@@ -67,42 +67,113 @@ int verb_usage(const char *verb, const char *fmt, ...) {
 }
 
 
+/* ---- arguments after `--` ----------------------------------------------- */
+
+/* The verbs take an argument that starts with '-' for an option.  After
+   `--`, main passes such an argument as "./ARG" instead (the same file for
+   every verb that takes a path), and load() names the file as it was
+   written.  Declared in tools/uopc.c. */
+const char *cli_positional(const char *arg);
+void cli_positional_free(void);
+
+typedef struct escaped {
+  struct escaped *next;
+  const char *orig;
+  char path[]; /* "./" orig */
+} escaped;
+static escaped *escapes;
+
+/* arg itself, or for an arg that starts with '-' (other than "-", standard
+   input) a "./arg" copy; NULL when out of memory. */
+const char *cli_positional(const char *arg) {
+  if (arg[0] != '-' || !arg[1]) return arg;
+  size_t n = strlen(arg);
+  escaped *e = malloc(sizeof *e + n + 3);
+  if (!e) return NULL;
+  e->orig = arg;
+  memcpy(e->path, "./", 2);
+  memcpy(e->path + 2, arg, n + 1);
+  e->next = escapes;
+  escapes = e;
+  return e->path;
+}
+
+void cli_positional_free(void) {
+  while (escapes) {
+    escaped *e = escapes;
+    escapes = e->next;
+    free(e);
+  }
+}
+
+/* The argument as the user wrote it, for a path cli_positional made; NULL
+   for any other path. */
+static const char *escaped_name(const char *path) {
+  for (escaped *e = escapes; e; e = e->next)
+    if (e->path == path) return e->orig;
+  return NULL;
+}
+
 /* ---- input -------------------------------------------------------------- */
+
+/* All of f into a malloc'd buffer (*n bytes); NULL with errno on failure. */
+static char *read_all(FILE *f, size_t *n) {
+  char *buf = NULL;
+  size_t cap = 0;
+  *n = 0;
+  for (;;) {
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 65536;
+      char *p = realloc(buf, cap);
+      if (!p) {
+        free(buf);
+        errno = ENOMEM;
+        return NULL;
+      }
+      buf = p;
+    }
+    size_t got = fread(buf + *n, 1, cap - *n, f);
+    *n += got;
+    if (got == 0) break;
+  }
+  if (ferror(f)) {
+    int err = errno ? errno : EIO;
+    free(buf);
+    errno = err;
+    return NULL;
+  }
+  return buf;
+}
 
 /* Parses a .uir file, or standard input when path is "-".  NULL after
    reporting the error. */
 uopc_node *load(cli *k, const char *path) {
   uopc_error e;
-  if (strcmp(path, "-") != 0) {
+  const char *name = escaped_name(path);
+  if (strcmp(path, "-") != 0 && !name) {
     uopc_node *root = uopc_uir_parse_file(k->c, path, &e);
     if (!root) report(&e, path);
     return root;
   }
-  char *buf = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (n == cap) {
-      cap = cap ? cap * 2 : 65536;
-      char *p = realloc(buf, cap);
-      if (!p) {
-        free(buf);
-        fprintf(stderr, "<stdin>: error: out of memory\n");
-        return NULL;
-      }
-      buf = p;
-    }
-    size_t got = fread(buf + n, 1, cap - n, stdin);
-    n += got;
-    if (got == 0) break;
-  }
-  if (ferror(stdin)) {
-    fprintf(stderr, "<stdin>: error: cannot read: %s\n", strerror(errno));
-    free(buf);
+  int is_stdin = !name;
+  if (is_stdin) name = "<stdin>";
+  FILE *f = is_stdin ? stdin : fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "%s: error: cannot open: %s\n", name, strerror(errno));
     return NULL;
   }
-  uopc_node *root = uopc_uir_parse(k->c, buf, n, "<stdin>", &e);
+  size_t n;
+  errno = 0;
+  char *buf = read_all(f, &n);
+  int err = errno;
+  if (!is_stdin) fclose(f);
+  if (!buf) {
+    if (err == ENOMEM) fprintf(stderr, "%s: error: out of memory\n", name);
+    else fprintf(stderr, "%s: error: cannot read: %s\n", name, strerror(err));
+    return NULL;
+  }
+  uopc_node *root = uopc_uir_parse(k->c, buf, n, name, &e);
   free(buf);
-  if (!root) report(&e, "<stdin>");
+  if (!root) report(&e, name);
   return root;
 }
-

@@ -3,11 +3,14 @@
  * tools/cli.h and add a row to `verbs` below.
  *
  *     uopc [--trace] VERB ARGS...
+ *     uopc --version | --help | VERB --help | VERB --version
  *
- * Output goes to a buffer and is written to stdout only when the verb
- * succeeds, so a failure never leaves partial output.  Errors go to stderr
- * as `FILE:LINE:COL: error: MESSAGE` (or `FILE: error: MESSAGE`).  Exit
- * status: 0 success, 1 error, 2 usage error.  docs/cli.md documents it.
+ * Options may stand anywhere before `--`; after it every argument is
+ * positional, even one that starts with '-'.  Output goes to a buffer and is
+ * written to stdout only when the verb succeeds, so a failure never leaves
+ * partial output.  Errors go to stderr as `FILE:LINE:COL: error: MESSAGE`
+ * (or `FILE: error: MESSAGE`).  Exit status: 0 success, 1 error, 2 usage
+ * error.  docs/cli.md documents it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,21 +19,26 @@
 
 #include "cli.h"
 
+/* tools/cli.c: arguments after `--` (declared here: cli.h is the verbs') */
+const char *cli_positional(const char *arg);
+void cli_positional_free(void);
+
 typedef struct verb {
   const char *name;
   const char *args;    /* for the usage line */
   const char *summary;
   int (*run)(cli *k, int argc, char **argv);
+  int subcommand;      /* 1: the first argument is a subcommand word, not a path */
 } verb;
 
 static const verb verbs[] = {
-    {"print", "FILE.uir", "parse FILE and print it back in canonical .uir form", cmd_print},
-    {"run", "FILE.uir", "print the value of a closed program", cmd_run},
-    {"simplify", "FILE.uir", "print the simplified graph as .uir", cmd_simplify},
-    {"compile", "FILE.uir", "print a kernel's LLVM IR or assembly (--emit=llvm|asm)", cmd_compile},
-    {"exec", "FILE.uir", "run a kernel on .npy files (--arg S=IN.npy, --out S=OUT.npy)", cmd_exec},
-    {"fuzz", "[OPTIONS]", "compiled ALU ops against exec_alu (--count N --op OP --dtype D)", cmd_fuzz},
-    {"cache", "stats|clear|warm FILE.uir", "the kernel cache: show, empty, or fill it", cmd_cache},
+    {"print", "FILE.uir", "parse FILE and print it back in canonical .uir form", cmd_print, 0},
+    {"run", "FILE.uir", "print the value of a closed program", cmd_run, 0},
+    {"simplify", "FILE.uir", "print the simplified graph as .uir", cmd_simplify, 0},
+    {"compile", "FILE.uir", "print a kernel's LLVM IR or assembly (--emit=llvm|asm)", cmd_compile, 0},
+    {"exec", "FILE.uir", "run a kernel on .npy files (--arg S=IN.npy, --out S=OUT.npy)", cmd_exec, 0},
+    {"fuzz", "[OPTIONS]", "compiled ALU ops against exec_alu (--count N --op OP --dtype D)", cmd_fuzz, 0},
+    {"cache", "stats|clear|warm FILE.uir", "the kernel cache: show, empty, or fill it", cmd_cache, 1},
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 
@@ -43,10 +51,26 @@ static void usage(FILE *f) {
   }
   fprintf(f, "\noptions:\n"
              "  --trace                  print every rewrite rule that fires to stderr\n"
-             "  -h, --help               show this help\n"
+             "  -h, --help               show this help (VERB --help: the verb's)\n"
+             "  --version                print the version of uopc and of LLVM\n"
+             "  --                       end of options: every later argument is positional\n"
              "\nFILE may be '-' for standard input.  Exit status: 0 success, 1 error,\n"
              "2 usage error.  Errors are printed as FILE:LINE:COL: error: MESSAGE.\n");
 }
+
+/* uopc VERB --help */
+static void verb_help(const verb *v) {
+  printf("usage: uopc [--trace] %s %s\n\n%s\n\n(uopc --help lists every verb; docs/cli.md has the options)\n",
+         v->name, v->args, v->summary);
+}
+
+/* uopc --version: one line, `uopc 0.2.0 (LLVM 19.1.7)` */
+static int version(void) {
+  printf("uopc %s (LLVM %s)\n", uopc_version(), uopc_llvm_version());
+  return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERR;
+}
+
+static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
 /* "uopc: WHAT 'ARG'" (or just WHAT), then the usage, on stderr. */
 static int usage_error(const char *what, const char *arg) {
@@ -58,13 +82,20 @@ static int usage_error(const char *what, const char *arg) {
 
 int main(int argc, char **argv) {
   cli k = {0};
-  int i = 1;
+  int i = 1, ended = 0; /* ended: `--` seen, no more options */
   for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
     const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      ended = 1;
+      i++;
+      break;
+    }
     if (strcmp(a, "--trace") == 0) k.trace = 1;
-    else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+    else if (is_help(a)) {
       usage(stdout);
       return EXIT_OK;
+    } else if (strcmp(a, "--version") == 0) {
+      return version();
     } else {
       return usage_error("unknown option", a);
     }
@@ -74,17 +105,41 @@ int main(int argc, char **argv) {
   for (size_t j = 0; j < NVERBS; j++)
     if (strcmp(verbs[j].name, argv[i]) == 0) v = &verbs[j];
   if (!v) return usage_error("unknown verb", argv[i]);
-  /* --trace may also follow the verb */
+  /* --trace, --help and --version may also follow the verb (before `--`);
+     after `--`, an argument that starts with '-' reaches the verb as a path
+     (cli_positional), except a subcommand word */
   char **rest = calloc((size_t)argc, sizeof *rest);
   int nrest = 0;
   if (!rest) return fprintf(stderr, "uopc: error: out of memory\n"), EXIT_ERR;
   for (int j = i + 1; j < argc; j++) {
-    if (strcmp(argv[j], "--trace") == 0) k.trace = 1;
-    else rest[nrest++] = argv[j];
+    const char *a = argv[j];
+    if (!ended && strcmp(a, "--") == 0) {
+      ended = 1;
+    } else if (!ended && strcmp(a, "--trace") == 0) {
+      k.trace = 1;
+    } else if (!ended && is_help(a)) {
+      free(rest);
+      verb_help(v);
+      return EXIT_OK;
+    } else if (!ended && strcmp(a, "--version") == 0) {
+      free(rest);
+      return version();
+    } else if (ended && !(v->subcommand && nrest == 0)) {
+      const char *p = cli_positional(a);
+      if (!p) {
+        free(rest);
+        cli_positional_free();
+        return fprintf(stderr, "uopc: error: out of memory\n"), EXIT_ERR;
+      }
+      rest[nrest++] = (char *)p;
+    } else {
+      rest[nrest++] = argv[j];
+    }
   }
   k.c = uopc_ctx_new(NULL);
   if (!k.c) {
     free(rest);
+    cli_positional_free();
     fprintf(stderr, "uopc: error: out of memory\n");
     return EXIT_ERR;
   }
@@ -102,6 +157,7 @@ int main(int argc, char **argv) {
   }
   free(k.out);
   free(rest);
+  cli_positional_free();
   uopc_ctx_free(k.c);
   return rc;
 }

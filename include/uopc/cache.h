@@ -12,10 +12,18 @@
  *    one never frees code another handle uses).  Kernels no handle holds are
  *    kept, least recently used first out, up to a bound.
  *  - On disk: the object code, zlib-compressed, with a checked header, one
- *    file per key in the cache directory:
- *        UOPC_CACHE_DIR, else $XDG_CACHE_HOME/uopc, else $HOME/.cache/uopc.
- *    UOPC_CACHE=0 turns the disk cache off; UOPC_CACHE_MAX_MB (default 256,
- *    decimals allowed) bounds it, evicting the least recently used entries.
+ *    file per key in the cache directory, by default
+ *        $UOPC_CACHE_DIR, else $XDG_CACHE_HOME/uopc (an absolute
+ *        XDG_CACHE_HOME only), else $HOME/.cache/uopc,
+ *    and no disk cache when none of them is set.  The directory is created
+ *    (mode 0700) on the first write.  UOPC_CACHE=0 (or off, no, false)
+ *    turns the disk cache off; UOPC_CACHE_MAX_MB (default 256, decimals
+ *    allowed) bounds it, evicting the least recently used entries.
+ *    From code: uopc_cache_set_disk(0) turns the disk cache off for the
+ *    process, uopc_cache_dir() says where it is.  No call moves it; the
+ *    variables are read at each disk access, so a host application moves it
+ *    with setenv("UOPC_CACHE_DIR", dir, 1) before its first uopc_compile
+ *    (setenv itself is not safe while other threads run).
  *    A damaged, truncated or foreign entry is removed and the kernel is
  *    compiled afresh; a directory that cannot be created or written means no
  *    disk cache, never an error.  UOPC_DEBUG=cache prints one line to stderr

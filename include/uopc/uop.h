@@ -204,6 +204,51 @@ UOPC_API uopc_node *uopc_store(uopc_ctx *c, uopc_node *addr, uopc_node *value);
 UOPC_API uopc_node *uopc_end(uopc_ctx *c, uopc_node *value, uopc_node *const *ranges, uint32_t n);
 UOPC_API uopc_node *uopc_sink(uopc_ctx *c, uopc_node *const *src, uint32_t n);
 
+/* ---- kernel sugar -------------------------------------------------------
+ * Kernels in a few lines, as the seed writes them.  Each helper is the
+ * constructors above composed (nothing new is checked or allowed): the
+ * nodes belong to c like any other, a NULL operand (a failed inner call)
+ * returns NULL without a new error, so the first error of a nested chain
+ * stands, and c NULL returns NULL.  The copy kernel of docs/uir.md:
+ *
+ *   uopc_node *A = uopc_buffer(c, 0, UOPC_DT_F32, 32), *O = uopc_buffer(c, 1, UOPC_DT_F32, 32);
+ *   uopc_node *i = uopc_range_k(c, 4, 0), *j = uopc_range_k(c, 8, 1);
+ *   uopc_node *flat = uopc_mad_k(c, i, 8, j);
+ *   uopc_node *idx = uopc_mad_k(c, uopc_mod_k(c, uopc_idiv_k(c, flat, 8), 4), 8, uopc_mod_k(c, flat, 8));
+ *   uopc_node *loops[] = {i, j};
+ *   uopc_node *k = uopc_sink1(c, uopc_end(c, uopc_store1(c, O, flat, uopc_load1(c, A, idx)), loops, 2));
+ *
+ * and a matmul C[i,j] += A[i,k] * B[k,j] over n x n row-major buffers (C
+ * zeroed; the sum runs over k in order):
+ *
+ *   uopc_node *i = uopc_range_k(c, n, 0), *j = uopc_range_k(c, n, 1), *k = uopc_range_k(c, n, 2);
+ *   uopc_node *ij = uopc_mad_k(c, i, n, j);
+ *   uopc_node *ab = uopc_mul(c, uopc_load1(c, A, uopc_mad_k(c, i, n, k)), uopc_load1(c, B, uopc_mad_k(c, k, n, j)));
+ *   uopc_node *loops[] = {i, j, k};
+ *   uopc_node *root = uopc_sink1(c, uopc_end(c, uopc_store1(c, C, ij, uopc_add(c, uopc_load1(c, C, ij), ab)), loops, 3));
+ */
+
+/* RANGE over 0 .. end-1 with a constant end: uopc_range(c, CONST i32 end,
+   idx).  An end <= 0 is a loop that runs no iteration.  idx must be unique
+   in a kernel (checked when it is compiled). */
+UOPC_API uopc_node *uopc_range_k(uopc_ctx *c, int32_t end, int64_t idx);
+/* x * k + y, as two ops (MUL then ADD; for floats two roundings, never a
+   fused multiply-add); k a constant of x's dtype.  For row-major indices:
+   uopc_mad_k(c, row, ncols, col). */
+UOPC_API uopc_node *uopc_mad_k(uopc_ctx *c, uopc_node *x, double k, uopc_node *y);
+/* buf indexed by one i32 index: INDEX(buf, idx), the address of element
+   idx of a BUFFER (or element idx of a value). */
+UOPC_API uopc_node *uopc_index1(uopc_ctx *c, uopc_node *buf, uopc_node *idx);
+/* LOAD(INDEX(buf, idx)): element idx of a BUFFER, of the buffer's dtype. */
+UOPC_API uopc_node *uopc_load1(uopc_ctx *c, uopc_node *buf, uopc_node *idx);
+/* STORE(INDEX(buf, idx), value): value (a scalar of buf's dtype) into
+   element idx of a BUFFER. */
+UOPC_API uopc_node *uopc_store1(uopc_ctx *c, uopc_node *buf, uopc_node *idx, uopc_node *value);
+/* END(value, range): the loop over one RANGE around an effect. */
+UOPC_API uopc_node *uopc_end1(uopc_ctx *c, uopc_node *value, uopc_node *range);
+/* SINK(effect): a kernel root with one effect. */
+UOPC_API uopc_node *uopc_sink1(uopc_ctx *c, uopc_node *effect);
+
 /* ---- queries and traversal ---------------------------------------------- */
 
 /* Number of elements of u's shape (1 for scalars). */

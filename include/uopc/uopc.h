@@ -1,6 +1,7 @@
 /* uopc/uopc.h - everything. */
 #ifndef UOPC_UOPC_H
 #define UOPC_UOPC_H
+#include "uopc/version.h"
 #include "uopc/error.h"
 #include "uopc/ops.h"
 #include "uopc/uop.h"

@@ -149,3 +149,40 @@ uopc_node *uopc_end(uopc_ctx *c, uopc_node *value, uopc_node *const *ranges, uin
 uopc_node *uopc_sink(uopc_ctx *c, uopc_node *const *src, uint32_t n) {
   return uopc_make(c, UOPC_OP_SINK, UOPC_DT_VOID, src, n, NULL);
 }
+
+/* ---- kernel sugar: the constructors above, composed (uop.h) ---- */
+
+uopc_node *uopc_range_k(uopc_ctx *c, int32_t end, int64_t idx) {
+  if (!c) return NULL;
+  return uopc_range(c, uopc_const_i(c, UOPC_DT_I32, end), idx);
+}
+
+uopc_node *uopc_mad_k(uopc_ctx *c, uopc_node *x, double k, uopc_node *y) {
+  if (!c) return NULL;
+  return uopc_add(c, uopc_mul_k(c, x, k), y);
+}
+
+uopc_node *uopc_index1(uopc_ctx *c, uopc_node *buf, uopc_node *idx) {
+  if (!c) return NULL;
+  return uopc_index(c, buf, &idx, 1);
+}
+
+uopc_node *uopc_load1(uopc_ctx *c, uopc_node *buf, uopc_node *idx) {
+  if (!c) return NULL;
+  return uopc_load(c, uopc_index1(c, buf, idx));
+}
+
+uopc_node *uopc_store1(uopc_ctx *c, uopc_node *buf, uopc_node *idx, uopc_node *value) {
+  if (!c) return NULL;
+  return uopc_store(c, uopc_index1(c, buf, idx), value);
+}
+
+uopc_node *uopc_end1(uopc_ctx *c, uopc_node *value, uopc_node *range) {
+  if (!c) return NULL;
+  return uopc_end(c, value, &range, 1);
+}
+
+uopc_node *uopc_sink1(uopc_ctx *c, uopc_node *effect) {
+  if (!c) return NULL;
+  return uopc_sink(c, &effect, 1);
+}
