@@ -74,6 +74,14 @@ UOPI_FUNC uopc_node *uopi_rebuild(uopc_ctx *c, uopc_node *root, uopi_table *map,
  * "FN: the node belongs to another context". */
 UOPI_FUNC int uopi_check_node(uopc_ctx *c, const uopc_node *u, const char *fn);
 
+/* ---- where nodes were written (lib/core/pos.c) ----------------------------
+ * uopi_pos_set records u's .uir position unless it has one (0 when out of
+ * memory, error recorded).  uopi_fail_at is uopc_fail with the error's
+ * file/line/col set to where `at` was written, when that is known. */
+UOPI_FUNC int uopi_pos_set(uopc_ctx *c, const uopc_node *u, const char *file, int line, int col);
+UOPI_FUNC void *uopi_fail_at(uopc_ctx *c, uopc_status code, const uopc_node *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* ---- scratch memory of passes -------------------------------------------
  * m = uopi_scratch_mark(c); p = uopi_scratch(c, n); ...; uopi_scratch_reset(c, m);
  * uopi_scratch returns n bytes (16-byte aligned, uninitialized) valid until

@@ -98,7 +98,11 @@ TEST_F(Run, CallBodyMayDropItsParameter) {
 TEST_F(Run, StuckPrograms) {
   EXPECT_EQ(value(uopc_add(c, p0, I(1))), "error: program did not evaluate to a value, stuck at ADD");
   EXPECT_EQ(value(p0), "error: program did not evaluate to a value, stuck at PARAM");
-  EXPECT_EQ(value(uopc_idiv(c, I(5), I(0))), "error: program did not evaluate to a value, stuck at FLOORDIV");
+  // an undefined op says what and why (issue 10)
+  EXPECT_EQ(value(uopc_idiv(c, I(5), I(0))), "error: division by zero in FLOORDIV (5 // 0)");
+  EXPECT_EQ(value(uopc_add(c, uopc_mod(c, I(INT32_MIN), I(-1)), I(1))),
+            "error: overflow in FLOORMOD (-2147483648 % -1 is undefined)");
+  EXPECT_EQ(value(uopc_cast(c, F(3e9), UOPC_DT_I32)), "error: CAST of 3000000000.0 to i32 is undefined (outside the i32 range)");
 }
 
 TEST_F(Run, FloatValuesPrintAtTheirPrecision) {

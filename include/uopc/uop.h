@@ -97,6 +97,11 @@ UOPC_API void uopc_ctx_free(uopc_ctx *c);
    that takes a context and nodes refuses nodes of another context with
    UOPC_ERR_ARG. */
 UOPC_API int uopc_node_in(const uopc_ctx *c, const uopc_node *u);
+/* Where u was written: the .uir file, line and column (1-based) of the line
+   that first defined it, for nodes made by the parser.  Returns 1 and sets
+   the outputs (any may be NULL; *file is owned by c), or 0 when no position
+   is known (a node built by the API or by a rule). */
+UOPC_API int uopc_node_pos(const uopc_ctx *c, const uopc_node *u, const char **file, int *line, int *col);
 /* Number of nodes built so far (ids are 0 .. count-1). */
 UOPC_API uint32_t uopc_ctx_count(const uopc_ctx *c);
 /* The node with this id. */

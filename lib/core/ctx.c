@@ -193,6 +193,8 @@ void uopc_ctx_free(uopc_ctx *c) {
     uopi_raw_realloc(c, t, sizeof *t, 0);
   }
   uopi_scratch_free_all(c);
+  uopc_mem_free(c, c->pos, (size_t)c->cap_pos * sizeof *c->pos);
+  uopc_mem_free(c, c->pos_files, (size_t)c->cap_pos_files * sizeof *c->pos_files);
   for (uopi_chunk *ch = c->chunks, *nx; ch; ch = nx) {
     nx = ch->next;
     chunk_free(c, ch);
@@ -219,6 +221,21 @@ void *uopc_fail(uopc_ctx *c, uopc_status code, const char *fmt, ...) {
   c->err.code = code;
   c->err.file = NULL;
   c->err.line = c->err.col = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->err.msg, sizeof c->err.msg, fmt, ap);
+  va_end(ap);
+  return NULL;
+}
+
+void *uopi_fail_at(uopc_ctx *c, uopc_status code, const uopc_node *at, const char *fmt, ...) {
+  c->n_fail++;
+  if (c->has_err) return NULL;
+  c->has_err = 1;
+  c->err.code = code;
+  c->err.file = NULL;
+  c->err.line = c->err.col = 0;
+  if (at) uopc_node_pos(c, at, &c->err.file, &c->err.line, &c->err.col);
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(c->err.msg, sizeof c->err.msg, fmt, ap);

@@ -37,6 +37,11 @@ struct uopc_ctx {
   /* scratch memory of passes (uopi_scratch): newest chunk first, and one
      spare kept for the next pass */
   struct uopi_scratch_chunk *scratch, *scratch_spare;
+  /* where nodes were written (lib/core/pos.c) */
+  uint64_t *pos;
+  uint32_t cap_pos;
+  char **pos_files;
+  uint32_t n_pos_files, cap_pos_files;
   /* memos of uopc_simplify_with, one per rule set (the exact symbolic set
      memoizes in the node itself) */
   struct {

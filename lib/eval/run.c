@@ -1,39 +1,81 @@
-/* lib/eval/run.c - run(program) = graph_rewrite(program, symbolic + evaluate). */
-#include "internal.h"
+/* lib/eval/run.c - run(program) = graph_rewrite(program, symbolic + evaluate),
+ * and the error of a program that does not evaluate to a value: the reason
+ * (an undefined op: "division by zero in FLOORDIV"), at the node's .uir
+ * position when the parser made that node.
+ */
+#include <math.h>
+
+#include "algebra/rules.h"
 
 uopc_node *uopc_run(uopc_ctx *c, uopc_node *u) {
-  if (!u) return uopc_fail(c, UOPC_ERR_ARG, "run: NULL program");
+  if (!c) return NULL;
+  if (!uopi_check_node(c, u, "run")) return NULL;
   return uopc_graph_rewrite(c, u, uopc_rules_run(), NULL, 0);
 }
 
-/* The first node, in pre-order, that is not part of a CONST/STACK value. */
-static uopc_node *stuck_at(uopc_ctx *c, uopc_node *u, int *oom) {
-  uopc_node **st = NULL, *bad = NULL;
-  uint32_t cap = 0, sp = 0;
-  *oom = !uopi_grow(c, (void **)&st, &cap, 16, sizeof *st);
-  if (*oom) return NULL;
-  st[sp++] = u;
-  while (sp && !bad && !*oom) {
-    uopc_node *x = st[--sp];
-    if (x->op == UOPC_OP_CONST) continue;
-    if (x->op != UOPC_OP_STACK) {
-      bad = x;
-    } else if (!uopi_grow(c, (void **)&st, &cap, sp + x->nsrc, sizeof *st)) {
-      *oom = 1;
-    } else {
-      for (uint32_t i = x->nsrc; i-- > 0;) st[sp++] = x->src[i];
-    }
+/* Why exec_alu refuses x (an ALU op on constants), or NULL. */
+static const char *undefined_why(const uopc_node *x, char *buf, size_t n);
+
+/* The node to report when u is not a value: an undefined ALU op on
+   constants if there is one (the first in post-order), else the first node,
+   in pre-order, that is not part of a CONST/STACK value.  NULL when u is a
+   value, or on allocation failure (error recorded). */
+static uopc_node *stuck_at(uopc_ctx *c, uopc_node *u, char *why, size_t n) {
+  uint32_t cnt = 0;
+  uopc_node **all = uopc_toposort(c, u, &cnt), *bad = NULL;
+  why[0] = 0;
+  for (uint32_t i = 0; all && i < cnt && !bad; i++) {
+    uopc_node *x = all[i];
+    int consts = x->ndim == 0 && (uopi_op_flags(x->op) & UOPC_OPF_ALU);
+    for (uint32_t k = 0; k < x->nsrc && consts; k++) consts = x->src[k]->op == UOPC_OP_CONST;
+    if (consts && undefined_why(x, why, n)) bad = x;
   }
-  uopc_mem_free(c, st, (size_t)cap * sizeof *st);
+  uopc_mem_free(c, all, (size_t)cnt * sizeof *all);
+  if (bad || !all) return bad;
+  size_t mark = uopi_scratch_mark(c);
+  uopi_nodes st = {0};
+  if (uopi_nodes_push(c, &st, u))
+    while (st.n && !bad) {
+      uopc_node *x = st.v[--st.n];
+      if (x->op == UOPC_OP_CONST) continue;
+      if (x->op != UOPC_OP_STACK) bad = x;
+      else
+        for (uint32_t i = x->nsrc; i-- > 0 && st.n != UINT32_MAX;)
+          if (!uopi_nodes_push(c, &st, x->src[i])) break;
+    }
+  uopi_scratch_reset(c, mark);
   return bad;
+}
+
+/* Why exec_alu refuses x (an ALU op on constants), or NULL. */
+static const char *undefined_why(const uopc_node *x, char *buf, size_t n) {
+  if (x->op == UOPC_OP_FLOORDIV || x->op == UOPC_OP_FLOORMOD) {
+    int64_t a = x->src[0]->arg.i, b = x->src[1]->arg.i;
+    const char *sym = x->op == UOPC_OP_FLOORDIV ? "//" : "%";
+    if (b == 0) snprintf(buf, n, "division by zero in %s (%lld %s 0)", uopc_op_name((uopc_op)x->op), (long long)a, sym);
+    else if (a == INT32_MIN && b == -1)
+      snprintf(buf, n, "overflow in %s (-2147483648 %s -1 is undefined)", uopc_op_name((uopc_op)x->op), sym);
+    else return NULL;
+    return buf;
+  }
+  if (x->op == UOPC_OP_CAST && x->dtype == UOPC_DT_I32 && uopc_dtype_is_float((uopc_dtype)x->src[0]->dtype)) {
+    double v = x->src[0]->arg.f;
+    char num[40];
+    uopc_fmt_double(v, num);
+    snprintf(buf, n, "CAST of %s to i32 is undefined (%s)", num, isfinite(v) ? "outside the i32 range" : "not finite");
+    return buf;
+  }
+  return NULL;
 }
 
 uopc_node *uopc_run_value(uopc_ctx *c, uopc_node *u) {
   uopc_node *r = uopc_run(c, u);
   if (!r) return NULL;
-  int oom = 0;
-  uopc_node *bad = stuck_at(c, r, &oom);
-  if (oom) return NULL;
-  if (bad) return uopc_fail(c, UOPC_ERR_EVAL, "program did not evaluate to a value, stuck at %s", uopc_op_name((uopc_op)bad->op));
-  return r;
+  uint64_t fails = uopi_fail_count(c);
+  char why[200];
+  uopc_node *bad = stuck_at(c, r, why, sizeof why);
+  if (!bad) return uopi_fail_count(c) != fails ? NULL : r;
+  if (why[0]) return uopi_fail_at(c, UOPC_ERR_EVAL, bad, "%s", why);
+  return uopi_fail_at(c, UOPC_ERR_EVAL, bad, "program did not evaluate to a value, stuck at %s",
+                      uopc_op_name((uopc_op)bad->op));
 }

@@ -538,8 +538,10 @@ static uopc_node *parse_line(parser *p) {
     if ((required & KB(k)) && !(a.have & KB(k)))
       return SYNTAX(p, op_col, "%s needs the attribute %s=", uopc_op_name(op), key_names[k]);
 
+  uint32_t before = uopc_ctx_count(p->c);
   uopc_node *u = build(p, op, op_col, n, &a);
   if (!u) return NULL;
+  if (u->id >= before && !uopi_pos_set(p->c, u, p->file, p->line, (int)op_col + 1)) return fail_oom(p);
   if (!uopi_names_put(&p->names, name.s, name.len, u, p->line)) return fail_oom(p);
   return u;
 }
