@@ -80,8 +80,14 @@ static int usage_error(const char *what, const char *arg) {
   return EXIT_USAGE;
 }
 
+static void env_warning(void *ud, const char *msg) {
+  (void)ud;
+  fprintf(stderr, "uopc: warning: %s\n", msg);
+}
+
 int main(int argc, char **argv) {
   cli k = {0};
+  uopc_env_check(env_warning, NULL); /* junk in a UOPC_* variable: one line each */
   int i = 1, ended = 0; /* ended: `--` seen, no more options */
   for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
     const char *a = argv[i];

@@ -102,6 +102,13 @@ UOPC_API int uopc_node_in(const uopc_ctx *c, const uopc_node *u);
    the outputs (any may be NULL; *file is owned by c), or 0 when no position
    is known (a node built by the API or by a rule). */
 UOPC_API int uopc_node_pos(const uopc_ctx *c, const uopc_node *u, const char **file, int *line, int *col);
+/* The UOPC_* environment variables (docs/cli.md, "Environment") are read by
+   the library where they apply; a value it cannot read is ignored and the
+   default kept, never an error.  uopc_env_check checks them all now: for each
+   variable that is set but malformed, or a UOPC_ name the library does not
+   read, it calls warn(ud, msg) with a one-line message that says the
+   fallback.  Returns how many; warn may be NULL. */
+UOPC_API unsigned uopc_env_check(void (*warn)(void *ud, const char *msg), void *ud);
 /* Number of nodes built so far (ids are 0 .. count-1). */
 UOPC_API uint32_t uopc_ctx_count(const uopc_ctx *c);
 /* The node with this id. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/ctx.h"
+#include "support/support.h"
 
 #define CHUNK_MIN (64u * 1024u)
 #define CHUNK_MAX (4u * 1024u * 1024u)
@@ -158,16 +159,9 @@ void *uopi_arena(uopc_ctx *c, size_t n) {
   return p;
 }
 
-/* A positive decimal count from the environment, else the default. */
 static uint64_t env_count(const char *name, uint64_t dflt) {
-  const char *v = getenv(name);
-  if (!v || *v < '1' || *v > '9') return dflt;
-  uint64_t x = 0;
-  for (; *v >= '0' && *v <= '9'; v++) {
-    if (x > (UINT64_MAX - 9) / 10) return dflt;
-    x = x * 10 + (uint64_t)(*v - '0');
-  }
-  return *v ? dflt : x;
+  uint64_t v;
+  return uopi_env_count(name, &v) ? v : dflt;
 }
 
 uopc_ctx *uopc_ctx_new(const uopc_alloc *alloc) {

@@ -5,6 +5,7 @@
  *   fmt_num.c  shortest round-trip decimals (uopc_fmt_double, uopc_fmt_scalar)
  *   round.c    values into a dtype's value set (uopc_round_f32/_f16, the f16
  *              bit conversions, uopc_wrap_i32)
+ *   env.c      the UOPC_* environment variables (uopc_env_check)
  *
  * The public functions are declared in include/uopc/ (uir.h, algebra.h);
  * the internal ones here.
@@ -39,5 +40,9 @@ UOPI_FUNC void uopi_sb_printf(uopi_sbuf *b, const char *fmt, ...) __attribute__(
    allocation failed.  The buffer is empty afterwards. */
 UOPI_FUNC char *uopi_sb_finish(uopi_sbuf *b);
 UOPI_FUNC void uopi_sb_free(uopi_sbuf *b);
+
+/* A positive decimal integer from the environment variable name: 1 and *out,
+   or 0 (unset or not a positive integer: the caller keeps its default). */
+UOPI_FUNC int uopi_env_count(const char *name, uint64_t *out);
 
 #endif

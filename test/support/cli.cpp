@@ -41,11 +41,11 @@ std::string UirFile(const std::string &name, const std::string &text) {
   return p;
 }
 
-CliRun Uopc(const std::string &args, const std::string &in) {
+static CliRun run_cli(const std::string &env, const std::string &args, const std::string &in) {
   static int n = 0;
   std::string tag = std::to_string(n++);
   std::string out = TmpPath("stdout" + tag), err = TmpPath("stderr" + tag);
-  std::string cmd = Q(UOPC_CLI) + " " + args + " <" + (in.empty() ? std::string("/dev/null") : Q(in)) + " >" +
+  std::string cmd = env + (env.empty() ? "" : " ") + Q(UOPC_CLI) + " " + args + " <" + (in.empty() ? std::string("/dev/null") : Q(in)) + " >" +
                     Q(out) + " 2>" + Q(err);
   int st = std::system(cmd.c_str());
   CliRun r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, Slurp(out), Slurp(err)};
@@ -84,3 +84,6 @@ std::vector<uint8_t> LoadNpyRaw(const std::string &path, uopc_dtype t, std::stri
   uopc_npy_free(&a);
   return v;
 }
+
+CliRun Uopc(const std::string &args, const std::string &in) { return run_cli("", args, in); }
+CliRun UopcEnv(const std::string &env, const std::string &args) { return run_cli(env, args, ""); }

@@ -18,6 +18,8 @@ struct CliRun {
 // Runs `uopc ARGS` (ARGS as shell text) with stdin from /dev/null, or from
 // the file `in` when given.
 CliRun Uopc(const std::string &args, const std::string &in = "");
+// The same with environment assignments before the command ("A=1 B=2").
+CliRun UopcEnv(const std::string &env, const std::string &args);
 // A path for a temporary file of this test process (not created).
 std::string TmpPath(const std::string &name);
 // Single-quoted for the shell.
