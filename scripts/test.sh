@@ -4,12 +4,12 @@
 # run), an AddressSanitizer+UBSan build, and bounded libFuzzer runs of the
 # .uir parser, the .npy reader and the kernel cache's entry loader.  Exits
 # non-zero on any failure.
-#   FUZZ_SECONDS  how long each fuzzer runs (default 60)
+#   FUZZ_SECONDS  how long each fuzzer runs (default 40; four fuzzers: under 3 minutes)
 #   JOBS          build parallelism (default: number of cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${FUZZ_SECONDS:-40}
 status=0
 
 run_suite() {  # name, cmake args...
@@ -73,9 +73,9 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 if command -v clang-19 >/dev/null; then
   dir=build-test-fuzz
   if cmake -S . -B $dir -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 -DUOPC_FUZZ=ON \
-       -DUOPC_TESTS=ON -DUOPC_BENCH=OFF -DUOPC_WERROR=ON >$dir.log 2>&1 && cmake --build $dir -j"$JOBS" --target fuzz_uir fuzz_npy fuzz_cache >>$dir.log 2>&1; then
+       -DUOPC_TESTS=ON -DUOPC_BENCH=OFF -DUOPC_WERROR=ON >$dir.log 2>&1 && cmake --build $dir -j"$JOBS" --target fuzz_uir fuzz_npy fuzz_cache fuzz_build >>$dir.log 2>&1; then
     # the .uir parser and printer, the .npy reader and writer, the kernel cache entry loader
-    for target in uir npy cache; do
+    for target in uir npy cache build; do
       echo "=== fuzz: $target, ${FUZZ_SECONDS}s"
       mkdir -p $dir/corpus_$target && cp test/corpus_$target/* $dir/corpus_$target/ 2>/dev/null || true
       if $dir/test/fuzz_$target -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 -print_final_stats=1 \
