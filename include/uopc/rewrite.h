@@ -195,6 +195,25 @@ UOPC_API uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_
    off.  A new context starts with stderr when the environment variable
    UOPC_DEBUG contains "rewrite". */
 UOPC_API void uopc_ctx_set_trace(uopc_ctx *c, FILE *f);
+/* A trace callback, for tools that record rewrites (uopc viz): called for
+   every graph_rewrite call that starts (BEGIN: before = the root, set = the
+   matcher's name) and ends (END: after = the result, NULL on error), and for
+   every rule that fires (RULE: the rule, before -> after), in order; calls
+   nest when a rule runs graph_rewrite itself (depth).  The nodes belong to
+   the context; the event is valid during the call only. */
+typedef enum uopc_trace_kind { UOPC_TRACE_BEGIN, UOPC_TRACE_RULE, UOPC_TRACE_END } uopc_trace_kind;
+typedef struct uopc_trace_event {
+  uopc_trace_kind kind;
+  const char *set;          /* the matcher's name (uopc_matcher_name), or NULL */
+  const uopc_rule *rule;    /* RULE: the rule that fired (name, pattern, file, line, class) */
+  uopc_node *before, *after;
+  uint32_t depth;           /* nesting of graph_rewrite calls, 0 outermost */
+} uopc_trace_event;
+typedef void (*uopc_trace_fn)(void *ud, const uopc_trace_event *ev);
+/* Sets (or with fn NULL, clears) c's trace callback.  It runs besides the
+   text trace.  NULL c: no-op. */
+UOPC_API void uopc_ctx_set_trace_fn(uopc_ctx *c, uopc_trace_fn fn, void *ud);
+
 /* Debug check: when on, a rule whose result differs in dtype or shape from
    the node it replaces fails the rewrite with an error naming the rule.
    A new context starts with it on when UOPC_DEBUG contains "check". */

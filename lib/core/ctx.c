@@ -250,6 +250,11 @@ uopc_rewrite_limits uopc_ctx_rewrite_limits(const uopc_ctx *c) {
 }
 
 void uopc_ctx_set_trace(uopc_ctx *c, FILE *f) { c->trace = f; }
+void uopc_ctx_set_trace_fn(uopc_ctx *c, uopc_trace_fn fn, void *ud) {
+  if (!c) return;
+  c->trace_fn = fn;
+  c->trace_ud = ud;
+}
 void uopc_ctx_set_check(uopc_ctx *c, int on) { c->check = on != 0; }
 FILE *uopi_trace(const uopc_ctx *c) { return c->trace; }
 uint64_t uopi_fail_count(const uopc_ctx *c) { return c->n_fail; }

@@ -32,6 +32,9 @@ struct uopc_ctx {
   /* debug switches */
   FILE *trace;
   int check;
+  uopc_trace_fn trace_fn;   /* the trace callback (uopc_ctx_set_trace_fn) */
+  void *trace_ud;
+  uint32_t trace_depth;     /* graph_rewrite calls open */
   /* graph_rewrite's limits */
   uopc_rewrite_limits limits;
   /* scratch memory of passes (uopi_scratch): newest chunk first, and one

@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "core/ctx.h"
 #include "rewrite/rw.h"
 
 typedef struct frame {
@@ -118,6 +119,11 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
     return NULL;
   }
 
+  if (c->trace_fn) {
+    uopc_trace_event ev = {UOPC_TRACE_BEGIN, m->name, NULL, root, NULL, c->trace_depth};
+    c->trace_fn(c->trace_ud, &ev);
+  }
+  c->trace_depth++;
   const uint32_t *start = m->start;
   frame stk_local[LOCAL_FRAMES];
   uopc_node *tmp_local[LOCAL_SRCS];
@@ -228,5 +234,10 @@ out:
   if (stk != stk_local) uopc_mem_free(c, stk, cap * sizeof *stk);
   if (tmp != tmp_local) uopc_mem_free(c, tmp, tcap * sizeof *tmp);
   uopi_table_release(c, done);
+  c->trace_depth--;
+  if (c->trace_fn) {
+    uopc_trace_event ev = {UOPC_TRACE_END, m->name, NULL, root, result, c->trace_depth};
+    c->trace_fn(c->trace_ud, &ev);
+  }
   return result;
 }

@@ -338,6 +338,7 @@ void uopi_rw_env_init(uopi_rw_env *env, uopc_ctx *c, const uopc_matcher *m, void
   env->m = m;
   env->ctx = ctx;
   env->trace = uopi_trace(c);
+  env->trace_fn = c->trace_fn != NULL;
   env->check = uopi_check(c);
 }
 
@@ -483,7 +484,7 @@ int uopi_matcher_step(const uopi_rw_env *env, uopc_node *n, uopc_node **out) {
   }
   return 0;
 fired:
-  if (__builtin_expect(env->check || env->trace, 0) && !uopi_rule_fired(env, r, n, res)) return -1;
+  if (__builtin_expect(env->check || env->trace || env->trace_fn, 0) && !uopi_rule_fired(env, r, n, res)) return -1;
   *out = res;
   return 1;
 }

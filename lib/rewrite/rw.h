@@ -220,6 +220,7 @@ typedef struct uopi_rw_env {
   const uopc_matcher *m;
   void *ctx;          /* the user's pointer, given to every rule */
   FILE *trace;        /* uopi_trace(c) */
+  int trace_fn;       /* a trace callback is set */
   int check;          /* uopi_check(c) */
 } uopi_rw_env;
 

@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "core/ctx.h"
 #include "rewrite/rw.h"
 
 /* Longest side of a trace line, and of the node quoted by a check error. */
@@ -56,6 +57,11 @@ static int check(const uopi_rw_env *env, const uopi_mrule *r, uopc_node *before,
 
 int uopi_rule_fired(const uopi_rw_env *env, const uopi_mrule *r, uopc_node *before, uopc_node *after) {
   if (env->check && !check(env, r, before, after)) return 0;
+  uopc_ctx *c = env->c;
+  if (c->trace_fn) {
+    uopc_trace_event ev = {UOPC_TRACE_RULE, env->m->name, &r->info, before, after, c->trace_depth ? c->trace_depth - 1 : 0};
+    c->trace_fn(c->trace_ud, &ev);
+  }
   if (env->trace) {
     char *s0 = uopc_show(env->c, before, TRACE_MAX);
     char *s1 = s0 ? uopc_show(env->c, after, TRACE_MAX) : NULL;
