@@ -35,6 +35,7 @@ static const verb verbs[] = {
     {"print", "FILE.uir", "parse FILE and print it back in canonical .uir form", cmd_print, 0},
     {"run", "FILE.uir", "print the value of a closed program", cmd_run, 0},
     {"simplify", "FILE.uir", "print the simplified graph as .uir", cmd_simplify, 0},
+    {"jit-run", "FILE.uir", "compile a closed program to loop kernels, run it, print its value", cmd_jit_run, 0},
     {"compile", "FILE.uir", "print a kernel's LLVM IR or assembly (--emit=llvm|asm)", cmd_compile, 0},
     {"exec", "FILE.uir", "run a kernel on .npy files (--arg S=IN.npy, --out S=OUT.npy)", cmd_exec, 0},
     {"fuzz", "[OPTIONS]", "compiled ALU ops against exec_alu (--count N --op OP --dtype D)", cmd_fuzz, 0},

@@ -56,8 +56,6 @@ UOPC_API void uopc_kernel_free(uopc_kernel *k);
 UOPC_API uint32_t uopc_kernel_nbufs(const uopc_kernel *k);
 UOPC_API uopc_dtype uopc_kernel_buf_dtype(const uopc_kernel *k, uint32_t slot);
 UOPC_API int64_t uopc_kernel_buf_len(const uopc_kernel *k, uint32_t slot);
-/* Bytes per element of a dtype in buffers (bool 1, i32 4, f32 4, f16 2). */
-UOPC_API size_t uopc_dtype_size(uopc_dtype t);
 
 /* The LLVM IR of the kernel as emitted (before optimization) or the host
    assembly of its optimized code.  Returns a malloc'd string (caller frees

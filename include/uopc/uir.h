@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "uopc/tensor.h"
 #include "uopc/uop.h"
 
 #ifdef __cplusplus
@@ -41,6 +42,13 @@ UOPC_API int uopc_fmt_scalar(double v, uopc_dtype t, char *buf);
    uopc_mem_alloc, or NULL with an error ("program did not evaluate to a
    value, stuck at OP") when u is not a value. */
 UOPC_API char *uopc_value_print(uopc_ctx *c, uopc_node *u);
+
+/* The elements of t as `uopc run` prints a value of that dtype and shape
+   (the same printer: nested lists, floats at their dtype's precision).
+   Returns a string from uopc_mem_alloc (free with uopc_mem_free(c, s,
+   strlen(s) + 1)), or NULL with UOPC_ERR_ARG (NULL t or data, a bad dtype or
+   shape) or UOPC_ERR_NOMEM in c. */
+UOPC_API char *uopc_tensor_print(uopc_ctx *c, const uopc_tensor *t);
 
 #ifdef __cplusplus
 }

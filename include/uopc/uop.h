@@ -144,6 +144,9 @@ UOPC_API const char *uopc_dtype_name(uopc_dtype t);
 UOPC_API int uopc_dtype_parse(const char *s, size_t len);
 /* 1 for f32 and f16. */
 UOPC_API int uopc_dtype_is_float(uopc_dtype t);
+/* Bytes per element of a dtype in buffers and arrays (bool 1, i32 4, f32 4,
+   f16 2); 0 for VOID and unknown dtypes. */
+UOPC_API size_t uopc_dtype_size(uopc_dtype t);
 
 /* ---- construction ------------------------------------------------------- */
 

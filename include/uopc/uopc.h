@@ -13,4 +13,6 @@
 #include "uopc/fuzz.h"
 #include "uopc/npy.h"
 #include "uopc/cache.h"
+#include "uopc/tensor.h"
+#include "uopc/plan.h"
 #endif

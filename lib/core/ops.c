@@ -36,6 +36,15 @@ unsigned uopc_op_flags(uopc_op op) { return (unsigned)op < UOPC_OP_COUNT ? uopi_
 const char *uopc_dtype_name(uopc_dtype t) { return (unsigned)t < UOPC_DT_COUNT ? dt_names[t] : "?"; }
 int uopc_dtype_is_float(uopc_dtype t) { return t == UOPC_DT_F32 || t == UOPC_DT_F16; }
 
+size_t uopc_dtype_size(uopc_dtype t) {
+  switch (t) {
+  case UOPC_DT_BOOL: return 1;
+  case UOPC_DT_F16: return 2;
+  case UOPC_DT_I32: case UOPC_DT_F32: return 4;
+  default: return 0;
+  }
+}
+
 int uopc_op_parse(const char *s, size_t len) {
   for (int i = 0; i < UOPC_OP_COUNT; i++)
     if (strlen(op_spellings[i]) == len && memcmp(op_spellings[i], s, len) == 0) return i;

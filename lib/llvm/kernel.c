@@ -15,15 +15,6 @@ struct uopc_kernel {
   int64_t len[UOPI_KERNEL_MAX_BUFS];
 };
 
-size_t uopc_dtype_size(uopc_dtype t) {
-  switch (t) {
-  case UOPC_DT_BOOL: return 1;
-  case UOPC_DT_F16: return 2;
-  case UOPC_DT_I32: case UOPC_DT_F32: return 4;
-  default: return 0;
-  }
-}
-
 static uopi_jit_tier tier_of(const uopc_compile_opts *o) {
   return o && o->tier == UOPC_TIER_STRONG ? UOPI_JIT_TIER2 : UOPI_JIT_TIER0;
 }

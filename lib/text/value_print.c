@@ -82,3 +82,57 @@ char *uopc_value_print(uopc_ctx *c, uopc_node *u) {
   }
   return uopi_sb_finish(&b);
 }
+
+char *uopc_tensor_print(uopc_ctx *c, const uopc_tensor *t) {
+  if (!c) return NULL;
+  if (!t || t->ndim > UOPC_LIMIT_DIMS || (t->ndim && !t->shape) || !uopc_dtype_size(t->dtype))
+    return uopc_fail(c, UOPC_ERR_ARG, "tensor_print: bad tensor descriptor");
+  int64_t n = 1;
+  for (uint32_t d = 0; d < t->ndim; d++) {
+    if (t->shape[d] < 1 || t->shape[d] > UOPC_LIMIT_ELEMS) return uopc_fail(c, UOPC_ERR_ARG, "tensor_print: bad shape");
+    n *= t->shape[d];
+    if (n > UOPC_LIMIT_ELEMS) return uopc_fail(c, UOPC_ERR_ARG, "tensor_print: too many elements");
+  }
+  if (!t->data) return uopc_fail(c, UOPC_ERR_ARG, "tensor_print: NULL data");
+  uopi_sbuf b;
+  uopi_sb_init(&b, c);
+  int64_t idx[UOPC_LIMIT_DIMS] = {0};
+  char num[40];
+  const unsigned char *p = t->data;
+  for (int64_t i = 0; i < n && b.ok; i++) {
+    /* open a bracket for every trailing axis that starts here */
+    uint32_t open = 0;
+    while (open < t->ndim && idx[t->ndim - 1 - open] == 0) open++;
+    if (i) uopi_sb_puts(&b, ", ");
+    for (uint32_t k = 0; k < open; k++) uopi_sb_putc(&b, '[');
+    double v;
+    switch (t->dtype) {
+    case UOPC_DT_BOOL: v = p[i] != 0; break;
+    case UOPC_DT_I32: {
+      int32_t x;
+      memcpy(&x, p + 4 * i, 4);
+      v = x;
+      break;
+    }
+    case UOPC_DT_F32: {
+      float x;
+      memcpy(&x, p + 4 * i, 4);
+      v = x;
+      break;
+    }
+    default: {
+      uint16_t x;
+      memcpy(&x, p + 2 * i, 2);
+      v = uopc_f16_to_double(x);
+    }
+    }
+    uopi_sb_putn(&b, num, (size_t)uopc_fmt_scalar(v, t->dtype, num));
+    /* close a bracket for every trailing axis that ends here */
+    for (uint32_t d = t->ndim; d-- > 0;) {
+      if (++idx[d] < t->shape[d]) break;
+      idx[d] = 0;
+      uopi_sb_putc(&b, ']');
+    }
+  }
+  return uopi_sb_finish(&b);
+}

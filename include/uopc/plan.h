@@ -1,0 +1,76 @@
+/* uopc/plan.h - tensor programs compiled to plans of loop kernels.
+ *
+ * A tensor program is a graph whose root is a value (not a kernel): PARAMs
+ * with shapes (the caller's arrays), constants and STACK literals, ALU ops,
+ * movement ops, REDUCE, STACK/INDEX of shaped values, CALLs.  Compiling it
+ * (rangeify, docs/schedule.md) gives a plan: loop kernels, the temporary
+ * buffers between them, their order, and which caller array each PARAM slot
+ * and the result are.  Calling a plan runs its kernels on the caller's
+ * arrays and computes, bit for bit, what `uopc_run` computes: every REDUCE
+ * accumulates left to right from the first element, floats round as the
+ * spec says, no fast-math.
+ *
+ * Undefined operations (division by zero, INT_MIN // -1, a float to i32
+ * cast out of range, an INDEX by a value out of range) are poison: a poison
+ * value that reaches the result or a temporary makes the call fail with
+ * UOPC_ERR_EVAL and a message naming the op, as `run`'s ("division by zero
+ * in FLOORDIV (1 // 0)"), at the op's .uir position when it was parsed.
+ * WHERE takes only the poison of its condition and of the arm it selects, so
+ * where(b != 0, a // b, 0) is not an error.  Where `run` gets a value only
+ * because a rule dropped an undefined operand (x * 0 -> 0), the plan may
+ * report the error instead (docs/semantics.md).
+ *
+ * Threads: a plan is immutable after compiling; any number of threads may
+ * call it at once (each call has its own temporaries).  It does not depend
+ * on the context it was compiled in.
+ */
+#ifndef UOPC_PLAN_H
+#define UOPC_PLAN_H
+
+#include "uopc/jit.h"
+#include "uopc/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct uopc_plan uopc_plan;
+
+/* Compiles the tensor program rooted at root (built in c).  opts may be NULL
+   (the fast tier).  Returns the plan, or NULL with the error in *e (e may
+   be NULL) and in the context: a node the lowering cannot handle is named,
+   with its .uir position when known.  Free with uopc_plan_free. */
+UOPC_API uopc_plan *uopc_plan_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e);
+
+/* Runs the plan.  args[s] is the array of PARAM slot s (nargs > every slot
+   the program uses; entries of slots it does not use are ignored), out the
+   array of the result.  Each must have exactly the dtype and shape of its
+   PARAM / of the root (a scalar: ndim 0), checked before anything runs
+   (UOPC_ERR_ARG naming the slot).  out must not overlap any argument.
+   Returns UOPC_OK, or an error in *e (e may be NULL).  NULL plan: UOPC_ERR_ARG. */
+UOPC_API uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t nargs,
+                                    const uopc_tensor *out, uopc_error *e);
+
+/* Frees the plan (its kernels and constant data).  NULL is a no-op. */
+UOPC_API void uopc_plan_free(uopc_plan *p);
+
+/* What the plan takes: one more than the largest PARAM slot the program
+   uses (0 for a closed program); whether slot s is used, and its dtype and
+   shape (*shape points into the plan).  0 for a NULL plan or an unused slot. */
+UOPC_API uint32_t uopc_plan_nargs(const uopc_plan *p);
+UOPC_API int uopc_plan_arg(const uopc_plan *p, uint32_t slot, uopc_dtype *dtype, uint32_t *ndim, const int64_t **shape);
+/* The result's dtype and shape. 0 for a NULL plan. */
+UOPC_API int uopc_plan_result(const uopc_plan *p, uopc_dtype *dtype, uint32_t *ndim, const int64_t **shape);
+/* Number of kernels (0 for NULL). */
+UOPC_API uint32_t uopc_plan_nkernels(const uopc_plan *p);
+
+/* The LLVM IR (emit_asm: the host assembly) of every kernel of the plan of
+   root, each after a line "; kernel K of N: computes ...".  A malloc'd
+   string (free()), or NULL with *e. */
+UOPC_API char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, int emit_asm,
+                              uopc_error *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

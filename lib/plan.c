@@ -1,0 +1,356 @@
+/* lib/plan.c - plans: a tensor program's schedule (lib/schedule) with its
+ * kernels compiled, and the call that runs them on the caller's arrays.
+ *
+ *   compile   schedule (inline CALLs, decide buffers, lower each computed
+ *             buffer to a kernel graph) -> uopc_compile every kernel (the
+ *             kernel cache: memory, then disk) -> the plan: owned by malloc,
+ *             independent of the context
+ *   call      check every argument's dtype and shape -> one block for the
+ *             temporaries and status words -> each kernel in order -> after
+ *             each, its status: a poison code becomes the error of the op
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule/schedule.h"
+
+#define ALIGN 64
+
+typedef struct pbuf {
+  uopi_pb_kind kind;
+  uopc_dtype dtype;
+  uint32_t ndim;
+  int64_t *shape;
+  int64_t numel;
+  int64_t slot;
+  void *data;      /* CONST */
+  size_t offset;   /* TEMP, STATUS: in the call's block */
+} pbuf;
+
+typedef struct pkernel {
+  uopc_kernel *k;
+  uint32_t nbufs;
+  uint32_t *map;
+  uint32_t status, statusf;
+} pkernel;
+
+typedef struct pcheck {
+  uopi_check_kind kind;
+  uopc_op op;
+  int64_t size;
+  char *file;      /* the op's .uir position, or NULL */
+  int line, col;
+} pcheck;
+
+struct uopc_plan {
+  uint32_t nbufs, nkernels, nchecks, nargs, out;
+  pbuf *bufs;
+  pkernel *kernels;
+  pcheck *checks;
+  size_t block;    /* bytes of the per-call block */
+};
+
+static void set_err(uopc_error *e, uopc_status code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(uopc_error *e, uopc_status code, const char *fmt, ...) {
+  if (!e) return;
+  memset(e, 0, sizeof *e);
+  e->code = code;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  va_end(ap);
+}
+
+void uopc_plan_free(uopc_plan *p) {
+  if (!p) return;
+  for (uint32_t i = 0; i < p->nbufs; i++) {
+    free(p->bufs[i].shape);
+    free(p->bufs[i].data);
+  }
+  for (uint32_t i = 0; i < p->nkernels; i++) {
+    uopc_kernel_free(p->kernels[i].k);
+    free(p->kernels[i].map);
+  }
+  for (uint32_t i = 0; i < p->nchecks; i++) free(p->checks[i].file);
+  free(p->bufs);
+  free(p->kernels);
+  free(p->checks);
+  free(p);
+}
+
+static char *dup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+/* The plan of schedule s (kernels compiled); NULL with the context's error. */
+static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const uopc_compile_opts *opts) {
+  uopc_plan *p = calloc(1, sizeof *p);
+  if (!p) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+  p->bufs = calloc(s->nbufs ? s->nbufs : 1, sizeof *p->bufs);
+  p->kernels = calloc(s->nkernels ? s->nkernels : 1, sizeof *p->kernels);
+  p->checks = calloc(s->nchecks ? s->nchecks : 1, sizeof *p->checks);
+  if (!p->bufs || !p->kernels || !p->checks) goto oom;
+  p->nbufs = s->nbufs;
+  p->out = s->out;
+  for (uint32_t i = 0; i < s->nbufs; i++) {
+    const uopi_pbuf *sb = &s->bufs[i];
+    pbuf *b = &p->bufs[i];
+    b->kind = sb->kind, b->dtype = sb->dtype, b->ndim = sb->ndim, b->numel = sb->numel, b->slot = sb->slot;
+    if (!(b->shape = malloc((sb->ndim ? sb->ndim : 1) * sizeof *b->shape))) goto oom;
+    for (uint32_t d = 0; d < sb->ndim; d++) b->shape[d] = sb->shape[d];
+    if (sb->kind == UOPI_PB_CONST) b->data = s->bufs[i].data, s->bufs[i].data = NULL; /* the plan owns it */
+    if (sb->kind == UOPI_PB_TEMP || sb->kind == UOPI_PB_STATUS || sb->kind == UOPI_PB_STATUSF) {
+      b->offset = p->block;
+      size_t bytes = (size_t)sb->numel * uopc_dtype_size(sb->dtype);
+      p->block += (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    }
+    if (sb->kind == UOPI_PB_INPUT && (uint64_t)sb->slot + 1 > p->nargs) p->nargs = (uint32_t)sb->slot + 1;
+  }
+  for (uint32_t i = 0; i < s->nchecks; i++) {
+    const uopi_scheck *sc = &s->checks[i];
+    pcheck *k = &p->checks[i];
+    k->kind = sc->kind, k->op = sc->op, k->size = sc->size;
+    const char *file;
+    if (uopc_node_pos(c, sc->at, &file, &k->line, &k->col) && !(k->file = dup(file))) goto oom;
+    p->nchecks++;
+  }
+  for (uint32_t i = 0; i < s->nkernels; i++) {
+    const uopi_skernel *sk = &s->kernels[i];
+    pkernel *k = &p->kernels[i];
+    k->status = sk->status, k->statusf = sk->statusf, k->nbufs = sk->nbufs;
+    if (!(k->map = malloc((sk->nbufs ? sk->nbufs : 1) * sizeof *k->map))) goto oom;
+    memcpy(k->map, sk->map, sk->nbufs * sizeof *k->map);
+    uopc_error e;
+    if (!(k->k = uopc_compile(c, sk->root, opts, &e))) {
+      if (!uopc_ctx_error(c)) uopc_fail(c, e.code, "%s", e.msg);
+      uopc_plan_free(p);
+      return NULL;
+    }
+    p->nkernels++;
+  }
+  return p;
+oom:
+  uopc_plan_free(p);
+  return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+}
+
+uopc_plan *uopc_plan_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
+  if (!c) {
+    set_err(e, UOPC_ERR_ARG, "plan_compile: NULL context");
+    return NULL;
+  }
+  uopc_ctx_clear_error(c); /* this call's own error, never an earlier one */
+  uopi_schedule s;
+  uopc_plan *p = NULL;
+  if (uopi_schedule_build(c, root, &s) == UOPC_OK) p = build(c, &s, opts);
+  uopi_schedule_free(&s);
+  if (!p && e) *e = *uopc_ctx_error(c);
+  else if (e) memset(e, 0, sizeof *e);
+  return p;
+}
+
+/* ---- calling ---- */
+
+static int same_shape(const pbuf *b, const uopc_tensor *t) {
+  if (t->ndim != b->ndim || (t->ndim && !t->shape)) return 0;
+  for (uint32_t d = 0; d < b->ndim; d++)
+    if (t->shape[d] != b->shape[d]) return 0;
+  return 1;
+}
+
+static void shape_text(const int64_t *shape, uint32_t nd, char *buf, size_t n) {
+  int32_t s32[UOPC_LIMIT_DIMS];
+  for (uint32_t d = 0; d < nd && d < UOPC_LIMIT_DIMS; d++) s32[d] = shape[d] > INT32_MAX ? INT32_MAX : (int32_t)shape[d];
+  uopc_shape_str(s32, nd, buf, n);
+}
+
+static uopc_status check_arg(const pbuf *b, const uopc_tensor *t, const char *what, uopc_error *e) {
+  char want[160], got[160];
+  if (!t || (!t->data && b->numel)) {
+    set_err(e, UOPC_ERR_ARG, "%s: no array given", what);
+    return UOPC_ERR_ARG;
+  }
+  if (t->dtype != b->dtype || !same_shape(b, t)) {
+    shape_text(b->shape, b->ndim, want, sizeof want);
+    if (t->ndim <= UOPC_LIMIT_DIMS && (!t->ndim || t->shape)) shape_text(t->shape, t->ndim, got, sizeof got);
+    else snprintf(got, sizeof got, "(a bad shape)");
+    set_err(e, UOPC_ERR_ARG, "%s must be %s%s, got %s%s", what, uopc_dtype_name(b->dtype), want,
+            (unsigned)t->dtype < UOPC_DT_COUNT ? uopc_dtype_name(t->dtype) : "?", got);
+    return UOPC_ERR_ARG;
+  }
+  return UOPC_OK;
+}
+
+/* The error of a failing check, from the kernel's status words. */
+static void poison_error(const uopc_plan *p, const int32_t *st, const float *stf, uopc_error *e) {
+  uint32_t code = (uint32_t)(1000000 - (int64_t)st[0]);
+  if (code < 1 || code > p->nchecks) {
+    set_err(e, UOPC_ERR_EVAL, "undefined operation (unknown check %u)", code);
+    return;
+  }
+  const pcheck *k = &p->checks[code - 1];
+  const char *op = uopc_op_name(k->op), *sym = k->op == UOPC_OP_FLOORDIV ? "//" : "%";
+  char num[40];
+  switch (k->kind) {
+  case UOPI_CHECK_DIV0: set_err(e, UOPC_ERR_EVAL, "division by zero in %s (%d %s 0)", op, st[1], sym); break;
+  case UOPI_CHECK_OVERFLOW: set_err(e, UOPC_ERR_EVAL, "overflow in %s (-2147483648 %s -1 is undefined)", op, sym); break;
+  case UOPI_CHECK_CAST:
+    uopc_fmt_double(stf ? (double)stf[0] : 0.0, num);
+    set_err(e, UOPC_ERR_EVAL, "CAST of %s to i32 is undefined (%s)", num,
+            stf && stf[0] - stf[0] == 0 ? "outside the i32 range" : "not finite");
+    break;
+  case UOPI_CHECK_INDEX:
+    set_err(e, UOPC_ERR_EVAL, "index %d out of bounds for STACK of %lld", st[1], (long long)k->size);
+    break;
+  }
+  if (k->file) e->file = k->file, e->line = k->line, e->col = k->col;
+}
+
+uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t nargs, const uopc_tensor *out,
+                           uopc_error *e) {
+  uopc_error tmp;
+  if (!e) e = &tmp;
+  memset(e, 0, sizeof *e);
+  if (!p) return set_err(e, UOPC_ERR_ARG, "plan_call: NULL plan"), UOPC_ERR_ARG;
+  if (nargs < p->nargs) return set_err(e, UOPC_ERR_ARG, "the plan takes %u arguments (PARAM slots 0..%u), got %u", p->nargs, p->nargs - 1, nargs), UOPC_ERR_ARG;
+  if (p->nargs && !args) return set_err(e, UOPC_ERR_ARG, "plan_call: NULL arguments"), UOPC_ERR_ARG;
+  char what[64];
+  const pbuf *ob = &p->bufs[p->out];
+  for (uint32_t i = 0; i < p->nbufs; i++) {
+    const pbuf *b = &p->bufs[i];
+    if (b->kind != UOPI_PB_INPUT) continue;
+    snprintf(what, sizeof what, "argument %lld (PARAM slot %lld)", (long long)b->slot, (long long)b->slot);
+    if (check_arg(b, &args[b->slot], what, e)) return e->code;
+  }
+  if (check_arg(ob, out, "the result", e)) return e->code;
+  /* the result must not overlap an argument */
+  uintptr_t o0 = (uintptr_t)out->data, o1 = o0 + (uintptr_t)ob->numel * uopc_dtype_size(ob->dtype);
+  for (uint32_t i = 0; i < p->nbufs; i++) {
+    const pbuf *b = &p->bufs[i];
+    if (b->kind != UOPI_PB_INPUT) continue;
+    uintptr_t a0 = (uintptr_t)args[b->slot].data, a1 = a0 + (uintptr_t)b->numel * uopc_dtype_size(b->dtype);
+    if (a0 < o1 && o0 < a1) {
+      set_err(e, UOPC_ERR_ARG, "the result overlaps argument %lld", (long long)b->slot);
+      return UOPC_ERR_ARG;
+    }
+  }
+  char *block = NULL;
+  if (p->block && !(block = aligned_alloc(ALIGN, p->block))) return set_err(e, UOPC_ERR_NOMEM, "out of memory (%zu bytes of temporaries)", p->block), UOPC_ERR_NOMEM;
+  for (uint32_t i = 0; i < p->nbufs; i++)
+    if (p->bufs[i].kind == UOPI_PB_STATUS || p->bufs[i].kind == UOPI_PB_STATUSF)
+      memset(block + p->bufs[i].offset, 0, (size_t)p->bufs[i].numel * 4);
+  uopc_status st = UOPC_OK;
+  void *bufs_local[16], **bufs = bufs_local;
+  uint32_t cap = 16;
+  for (uint32_t k = 0; k < p->nkernels && st == UOPC_OK; k++) {
+    const pkernel *pk = &p->kernels[k];
+    if (pk->nbufs > cap) {
+      void **nb = malloc(pk->nbufs * sizeof *nb);
+      if (!nb) {
+        st = UOPC_ERR_NOMEM;
+        set_err(e, st, "out of memory");
+        break;
+      }
+      if (bufs != bufs_local) free(bufs);
+      bufs = nb, cap = pk->nbufs;
+    }
+    for (uint32_t j = 0; j < pk->nbufs; j++) {
+      const pbuf *b = &p->bufs[pk->map[j]];
+      switch (b->kind) {
+      case UOPI_PB_INPUT: bufs[j] = args[b->slot].data; break;
+      case UOPI_PB_CONST: bufs[j] = b->data; break;
+      case UOPI_PB_OUTPUT: bufs[j] = out->data; break;
+      default: bufs[j] = block + b->offset;
+      }
+      if (!bufs[j]) bufs[j] = block ? block : (void *)out; /* a 0-element array: never read */
+    }
+    if ((st = uopc_kernel_call(pk->k, bufs, pk->nbufs, e)) != UOPC_OK) break;
+    if (pk->status != UINT32_MAX) {
+      const int32_t *sw = (const int32_t *)(block + p->bufs[pk->status].offset);
+      const float *sf = pk->statusf != UINT32_MAX ? (const float *)(block + p->bufs[pk->statusf].offset) : NULL;
+      if (sw[0]) {
+        poison_error(p, sw, sf, e);
+        st = e->code;
+      }
+    }
+  }
+  if (bufs != bufs_local) free(bufs);
+  free(block);
+  return st;
+}
+
+uint32_t uopc_plan_nargs(const uopc_plan *p) { return p ? p->nargs : 0; }
+uint32_t uopc_plan_nkernels(const uopc_plan *p) { return p ? p->nkernels : 0; }
+
+int uopc_plan_arg(const uopc_plan *p, uint32_t slot, uopc_dtype *dtype, uint32_t *ndim, const int64_t **shape) {
+  if (!p) return 0;
+  for (uint32_t i = 0; i < p->nbufs; i++) {
+    const pbuf *b = &p->bufs[i];
+    if (b->kind != UOPI_PB_INPUT || b->slot != slot) continue;
+    if (dtype) *dtype = b->dtype;
+    if (ndim) *ndim = b->ndim;
+    if (shape) *shape = b->shape;
+    return 1;
+  }
+  return 0;
+}
+
+int uopc_plan_result(const uopc_plan *p, uopc_dtype *dtype, uint32_t *ndim, const int64_t **shape) {
+  if (!p) return 0;
+  const pbuf *b = &p->bufs[p->out];
+  if (dtype) *dtype = b->dtype;
+  if (ndim) *ndim = b->ndim;
+  if (shape) *shape = b->shape;
+  return 1;
+}
+
+char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, int emit_asm, uopc_error *e) {
+  if (!c) {
+    set_err(e, UOPC_ERR_ARG, "plan_emit: NULL context");
+    return NULL;
+  }
+  uopc_ctx_clear_error(c);
+  uopi_schedule s;
+  char *all = NULL;
+  size_t n = 0;
+  uopc_status st = uopi_schedule_build(c, root, &s);
+  for (uint32_t k = 0; st == UOPC_OK && k < s.nkernels; k++) {
+    uopc_error ke;
+    char *t = emit_asm ? uopc_emit_asm(c, s.kernels[k].root, opts, &ke) : uopc_emit_llvm(c, s.kernels[k].root, opts, &ke);
+    if (!t) {
+      if (!uopc_ctx_error(c)) uopc_fail(c, ke.code, "%s", ke.msg);
+      st = ke.code;
+      break;
+    }
+    char head[160];
+    int hn = snprintf(head, sizeof head, "; kernel %u of %u: computes buffer %u (%s)\n", k, s.nkernels, s.kernels[k].out,
+                      uopc_op_name((uopc_op)s.bufs[s.kernels[k].out].node->op));
+    size_t tn = strlen(t);
+    char *na = realloc(all, n + (size_t)hn + tn + 2);
+    if (!na) {
+      free(t);
+      uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+      st = UOPC_ERR_NOMEM;
+      break;
+    }
+    all = na;
+    memcpy(all + n, head, (size_t)hn);
+    memcpy(all + n + hn, t, tn);
+    n += (size_t)hn + tn;
+    all[n++] = '\n';
+    all[n] = 0;
+    free(t);
+  }
+  uopi_schedule_free(&s);
+  if (st != UOPC_OK) {
+    free(all);
+    if (e) *e = *uopc_ctx_error(c);
+    return NULL;
+  }
+  if (e) memset(e, 0, sizeof *e);
+  return all;
+}

@@ -1,0 +1,612 @@
+/* lib/schedule/lower.c - one materialized node as a loop kernel (rangeify).
+ *
+ * The node's output gets one RANGE per axis of size > 1 (a size-1 axis is
+ * the constant 0).  Its value at that index vector is built by pushing the
+ * vector back through the program, consumers before producers, without
+ * recursion (an explicit stack of (node, index vector) tasks, memoized):
+ *
+ *   elementwise op     its sources at the same vector
+ *   RESHAPE            ravel the vector over the output shape, unravel it
+ *                      over the input shape, simplify (exact rules: bounds
+ *                      of RANGEs make (i*8+j)//8 -> i)
+ *   EXPAND             0 on the axes it grows, the vector elsewhere
+ *   PERMUTE            input axis perm[i] gets output axis i
+ *   SHRINK             + the begin of each axis
+ *   INDEX(x, i...)     x at (i..., vector); a constant index is checked now,
+ *                      a computed one clamped into range and checked at run
+ *                      time (poison)
+ *   a buffer           LOAD of INDEX(buffer, ravel(vector)): PARAMs,
+ *                      constants, temporaries
+ *
+ * A REDUCE accumulates exactly as `run` does: the first element of each
+ * output, then op(acc, x) for the others, left to right in C order of the
+ * reduced axes, in the output's memory (read after write is sequential in
+ * kernels).  With one reduced axis of size n the first element is peeled
+ * (acc = x[0]; loop t < n-1: acc = op(acc, x[t+1])); with several,
+ * acc = where(every reduce range is 0, x, op(acc, x)).
+ *
+ * Undefined operations (docs/semantics.md, "Undefined operations in plans")
+ * are poison: each op that can be undefined gets a check (a code), its
+ * value a poison rank (0: defined), every op takes the largest rank of its
+ * sources except WHERE, which takes its condition's and the selected arm's.
+ * At every store the rank is folded into the kernel's status buffer
+ * (status[0] = max(status[0], rank), the lowest code winning), and the
+ * operands of a failing check are recorded beside it for the message.
+ */
+#include <string.h>
+
+#include "algebra/rules.h"
+#include "core/ctx.h"
+#include "schedule/schedule.h"
+
+#define RANK(code) (1000000 - (int64_t)(code))
+
+typedef struct res {
+  uopc_node *v;   /* the scalar value */
+  uopc_node *pc;  /* its poison rank (i32), NULL: never poison */
+} res;
+
+typedef struct vecs {       /* interned index vectors */
+  uopc_node **pool;         /* all vectors' entries, concatenated */
+  uint32_t npool, cap_pool;
+  uint32_t *off, *len;      /* vector k: pool[off[k] .. off[k] + len[k]) */
+  uint32_t n, cap_off, cap_len;
+} vecs;
+
+typedef struct memo_e {
+  uint64_t key;             /* node id << 32 | vector id, + 1 (0: empty) */
+  res r;
+} memo_e;
+
+typedef struct frame {
+  uopc_node *x;
+  uint32_t vec;
+  uint32_t state;
+  uint32_t kids;            /* offset of its children in L->kid (pairs node, vec) */
+  uint32_t nkids;
+} frame;
+
+typedef struct lctx {
+  uopi_schedule *s;
+  const uopi_realized *r;
+  uopc_ctx *c;
+  uint32_t self;            /* the buffer being computed */
+  vecs v;
+  memo_e *memo;
+  uint32_t memo_cap, memo_n;
+  frame *st;
+  uint32_t nst, cap_st;
+  uopc_node **kid;          /* children: node, then its vector id as a pointer-sized int */
+  uint32_t nkid, cap_kid;
+  uopi_nodes fx;            /* effects of the current store site (records) */
+  uint32_t status, statusf; /* the kernel's status buffers (UINT32_MAX until needed) */
+  uopc_node *s0;            /* LOAD of status[0] */
+  int failed;
+} lctx;
+
+/* ---- small constructors ---- */
+
+static uopc_node *I(lctx *L, int64_t v) { return uopc_const_i(L->c, UOPC_DT_I32, v); }
+static uopc_node *B(lctx *L, int v) { return uopc_const_i(L->c, UOPC_DT_BOOL, v); }
+static uopc_node *not_(lctx *L, uopc_node *b) { return uopc_ne(L->c, b, B(L, 1)); }
+static uopc_node *and_(lctx *L, uopc_node *a, uopc_node *b) { return uopc_mul(L->c, a, b); }
+static uopc_node *eq(lctx *L, uopc_node *a, uopc_node *b) { return not_(L, uopc_ne(L->c, a, b)); }
+static uopc_node *rmax(lctx *L, uopc_node *a, uopc_node *b) { return !a ? b : !b ? a : uopc_max(L->c, a, b); }
+
+static uopc_node *buffer_node(lctx *L, uint32_t b) {
+  const uopi_pbuf *pb = &L->s->bufs[b];
+  return uopc_buffer(L->c, b, pb->dtype, (int32_t)pb->numel);
+}
+
+static uopc_node *simp(lctx *L, uopc_node *u) { return u ? uopc_simplify(L->c, u) : NULL; }
+
+/* sum of vec[i] * stride(shape)[i], simplified: the flat element index */
+static uopc_node *ravel(lctx *L, uopc_node *const *vec, const int32_t *shape, uint32_t nd) {
+  uopc_node *flat = NULL;
+  int64_t stride = 1;
+  for (uint32_t i = nd; i-- > 0;) {
+    uopc_node *t = stride == 1 ? vec[i] : uopc_mul(L->c, vec[i], I(L, stride));
+    flat = flat ? uopc_add(L->c, t, flat) : t;
+    stride *= shape[i];
+  }
+  return flat ? simp(L, flat) : I(L, 0);
+}
+
+static uopc_node *load(lctx *L, uint32_t b, uopc_node *const *vec, const int32_t *shape, uint32_t nd) {
+  uopc_node *idx = ravel(L, vec, shape, nd);
+  return uopc_load(L->c, uopc_index(L->c, buffer_node(L, b), &idx, 1));
+}
+
+/* ---- interned vectors ---- */
+
+static uint32_t vec_intern(lctx *L, uopc_node *const *e, uint32_t n) {
+  vecs *v = &L->v;
+  for (uint32_t k = 0; k < v->n; k++) /* few distinct vectors per kernel: a scan from the newest */
+    if (v->len[v->n - 1 - k] == n && memcmp(v->pool + v->off[v->n - 1 - k], e, n * sizeof *e) == 0) return v->n - 1 - k;
+  if (!uopi_grow(L->c, (void **)&v->pool, &v->cap_pool, v->npool + n + 1, sizeof *v->pool) ||
+      !uopi_grow(L->c, (void **)&v->off, &v->cap_off, v->n + 1, sizeof *v->off) ||
+      !uopi_grow(L->c, (void **)&v->len, &v->cap_len, v->n + 1, sizeof *v->len)) {
+    L->failed = 1;
+    return 0;
+  }
+  if (n) memcpy(v->pool + v->npool, e, n * sizeof *e);
+  v->off[v->n] = v->npool;
+  v->len[v->n] = n;
+  v->npool += n;
+  return v->n++;
+}
+
+static uopc_node *const *vec_at(const lctx *L, uint32_t k) { return L->v.pool + L->v.off[k]; }
+
+/* ---- the memo ---- */
+
+static memo_e *memo_find(lctx *L, uint64_t key) {
+  if (!L->memo_cap) return NULL;
+  uint32_t mask = L->memo_cap - 1, h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+  for (;; h = (h + 1) & mask) {
+    if (L->memo[h].key == key) return &L->memo[h];
+    if (L->memo[h].key == 0) return NULL;
+  }
+}
+
+static int memo_put(lctx *L, uint64_t key, res r) {
+  if (2 * (L->memo_n + 1) > L->memo_cap) {
+    uint32_t ncap = L->memo_cap ? 2 * L->memo_cap : 256;
+    memo_e *nm = uopc_mem_alloc(L->c, (size_t)ncap * sizeof *nm);
+    if (!nm) return 0;
+    memset(nm, 0, (size_t)ncap * sizeof *nm);
+    memo_e *old = L->memo;
+    uint32_t ocap = L->memo_cap;
+    L->memo = nm, L->memo_cap = ncap, L->memo_n = 0;
+    for (uint32_t i = 0; i < ocap; i++)
+      if (old[i].key && !memo_put(L, old[i].key, old[i].r)) return 0;
+    uopc_mem_free(L->c, old, (size_t)ocap * sizeof *old);
+  }
+  uint32_t mask = L->memo_cap - 1, h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+  while (L->memo[h].key) h = (h + 1) & mask;
+  L->memo[h].key = key;
+  L->memo[h].r = r;
+  L->memo_n++;
+  return 1;
+}
+
+static void memo_clear(lctx *L) {
+  if (L->memo) memset(L->memo, 0, (size_t)L->memo_cap * sizeof *L->memo);
+  L->memo_n = 0;
+}
+
+static uint64_t key_of(const uopc_node *x, uint32_t vec) { return (((uint64_t)x->id << 32) | vec) + 1; }
+
+/* ---- poison ---- */
+
+static int status_bufs(lctx *L, int want_f) {
+  uopi_schedule *s = L->s;
+  if (L->status == UINT32_MAX) {
+    int32_t four = 4;
+    L->status = uopi_schedule_add_buf(s, UOPI_PB_STATUS, UOPC_DT_I32, &four, 1, NULL);
+    if (L->status == UINT32_MAX) return 0;
+    uopc_node *z = I(L, 0);
+    L->s0 = uopc_load(L->c, uopc_index(L->c, buffer_node(L, L->status), &z, 1));
+  }
+  if (want_f && L->statusf == UINT32_MAX) {
+    int32_t one = 1;
+    L->statusf = uopi_schedule_add_buf(s, UOPI_PB_STATUSF, UOPC_DT_F32, &one, 1, NULL);
+    if (L->statusf == UINT32_MAX) return 0;
+  }
+  return L->s0 != NULL;
+}
+
+/* status_buffer[slot] = where(flag and this rank is the best so far, v, itself) */
+static int record(lctx *L, uint32_t buf, int slot, uopc_node *flag, uopc_node *rank, uopc_node *v) {
+  uopc_node *k = I(L, slot);
+  uopc_node *addr = uopc_index(L->c, buffer_node(L, buf), &k, 1);
+  uopc_node *best = and_(L, flag, not_(L, uopc_lt(L->c, rank, L->s0)));
+  uopc_node *st = uopc_store(L->c, addr, uopc_where(L->c, best, v, uopc_load(L->c, addr)));
+  if (!st || !uopi_nodes_push(L->c, &L->fx, st)) return 0;
+  return 1;
+}
+
+/* A check on the value of program node x: flag (bool) says it fails.  Returns
+   the poison rank node (i32), NULL on failure. */
+static uopc_node *check(lctx *L, uopi_check_kind kind, const uopc_node *x, int64_t size, uopc_node *flag) {
+  uint32_t code = uopi_schedule_add_check(L->s, kind, (uopc_op)x->op, size, x);
+  if (!code || !status_bufs(L, kind == UOPI_CHECK_CAST)) return NULL;
+  return uopc_where(L->c, flag, I(L, RANK(code)), I(L, 0));
+}
+
+/* ---- one node at one vector ---- */
+
+/* The lowered value of a leaf (a node with a buffer, not this kernel's own,
+   or a scalar constant); 0 when x is not a leaf here. */
+static int leaf(lctx *L, uopc_node *x, uint32_t vec, res *out) {
+  uint32_t b1 = (uint32_t)(uintptr_t)uopi_table_get(L->r->buf, x->id);
+  if (b1 && b1 - 1 != L->self) {
+    const uopi_pbuf *pb = &L->s->bufs[b1 - 1];
+    *out = (res){load(L, b1 - 1, vec_at(L, vec), pb->shape, pb->ndim), NULL};
+    return 1;
+  }
+  if (x->op == UOPC_OP_CONST) {
+    *out = (res){x, NULL};
+    return 1;
+  }
+  return 0;
+}
+
+/* The children of x at vec (appended to L->kid), for state 0 of its frame.
+   INDEX needs its scalar indices first (state 0), then x at the vector they
+   give (state 1). */
+static int children(lctx *L, uopc_node *x, uint32_t vec, uint32_t state, const res *kids_res) {
+  uopc_node *const *v = vec_at(L, vec);
+  uint32_t nv = L->v.len[vec];
+  uopc_node *e[UOPC_LIMIT_DIMS];
+  uint32_t ne = 0, cvec;
+#define KID(node, vv)                                                                          \
+  do {                                                                                         \
+    if (!uopi_grow(L->c, (void **)&L->kid, &L->cap_kid, L->nkid + 2, sizeof *L->kid)) return 0; \
+    L->kid[L->nkid++] = (node);                                                                \
+    L->kid[L->nkid++] = (uopc_node *)(uintptr_t)(vv);                                          \
+  } while (0)
+  switch (x->op) {
+  case UOPC_OP_RESHAPE: {
+    uopc_node *flat = ravel(L, v, x->shape, x->ndim);
+    const uopc_node *in = x->src[0];
+    for (uint32_t j = in->ndim; j-- > 0;) {
+      if (in->shape[j] == 1) e[j] = I(L, 0);
+      else if (j == 0) e[j] = flat;
+      else e[j] = uopc_mod_k(L->c, flat, in->shape[j]);
+      if (j > 0 && in->shape[j] != 1) flat = uopc_idiv_k(L->c, flat, in->shape[j]);
+    }
+    ne = in->ndim;
+    for (uint32_t j = 0; j < ne; j++) e[j] = simp(L, e[j]);
+    break;
+  }
+  case UOPC_OP_EXPAND:
+    ne = x->ndim;
+    for (uint32_t j = 0; j < ne; j++) e[j] = x->src[0]->shape[j] == 1 ? I(L, 0) : v[j];
+    break;
+  case UOPC_OP_PERMUTE:
+    ne = x->ndim;
+    for (uint32_t j = 0; j < ne; j++) e[x->arg.v[j]] = v[j];
+    break;
+  case UOPC_OP_SHRINK:
+    ne = x->ndim;
+    for (uint32_t j = 0; j < ne; j++) {
+      int32_t b0 = x->arg.v[2 * j];
+      e[j] = b0 ? simp(L, uopc_add(L->c, v[j], I(L, b0))) : v[j];
+    }
+    break;
+  case UOPC_OP_INDEX: {
+    uint32_t k = x->nsrc - 1;
+    if (state == 0) {
+      for (uint32_t j = 0; j < k; j++) KID(x->src[1 + j], 0);
+      return 1;
+    }
+    /* state 1: x->src[0] at (clamped indices..., v) */
+    const uopc_node *src = x->src[0];
+    for (uint32_t j = 0; j < k; j++) {
+      uopc_node *iv = kids_res[j].v;
+      int64_t n = src->shape[j];
+      if (iv->op == UOPC_OP_CONST) {
+        if (iv->arg.i < 0 || iv->arg.i >= n) {
+          uopi_fail_at(L->c, UOPC_ERR_EVAL, x, "index %lld out of bounds for STACK of %lld", (long long)iv->arg.i,
+                       (long long)n);
+          return 0;
+        }
+        e[j] = iv;
+      } else {
+        e[j] = uopc_simplify(L->c, uopc_mod_k(L->c, iv, (double)n));
+      }
+    }
+    for (uint32_t j = 0; j < nv; j++) e[k + j] = v[j];
+    ne = k + nv;
+    cvec = vec_intern(L, e, ne);
+    KID(x->src[0], cvec);
+    return !L->failed;
+  }
+  default:
+    if (!(uopi_op_flags(x->op) & UOPC_OPF_ALU)) {
+      uopi_fail_at(L->c, UOPC_ERR_TYPE, x, "%s cannot be lowered here (no buffer of its own)",
+                   uopc_op_name((uopc_op)x->op));
+      return 0;
+    }
+    for (uint32_t j = 0; j < x->nsrc; j++) KID(x->src[j], vec);
+    return 1;
+  }
+  for (uint32_t j = 0; j < ne; j++)
+    if (!e[j]) return 0;
+  cvec = vec_intern(L, e, ne);
+  KID(x->src[0], cvec);
+  return !L->failed;
+#undef KID
+}
+
+/* x's result from its children's results. */
+static int combine(lctx *L, uopc_node *x, const res *k, uint32_t nk, res *out) {
+  uopc_ctx *c = L->c;
+  if (uopi_op_flags(x->op) & UOPC_OPF_MOVE) {
+    *out = k[0];
+    return 1;
+  }
+  if (x->op == UOPC_OP_INDEX) { /* k: the indices, then the value */
+    uint32_t ni = nk - 1;
+    uopc_node *pc = k[ni].pc;
+    for (uint32_t j = 0; j < ni; j++) {
+      pc = rmax(L, pc, k[j].pc);
+      uopc_node *iv = k[j].v;
+      if (iv->op == UOPC_OP_CONST) continue;
+      int64_t n = x->src[0]->shape[j];
+      if (uopc_vmin(c, iv) >= 0 && uopc_vmax(c, iv) < n) continue;
+      uopc_node *bad = not_(L, and_(L, not_(L, uopc_lt(c, iv, I(L, 0))), uopc_lt(c, iv, I(L, n))));
+      uopc_node *rank = check(L, UOPI_CHECK_INDEX, x, n, bad);
+      if (!rank || !record(L, L->status, 1, bad, rank, iv)) return 0;
+      pc = rmax(L, pc, rank);
+    }
+    *out = (res){k[ni].v, pc};
+    return 1;
+  }
+  uopc_node *src[3];
+  uopc_node *pc = NULL;
+  for (uint32_t j = 0; j < nk; j++) src[j] = k[j].v;
+  uopc_node *v = uopc_replace(c, x, src, nk);
+  if (!v) return 0;
+  if (x->op == UOPC_OP_WHERE) {
+    uopc_node *arm = k[1].pc || k[2].pc ? uopc_where(c, src[0], k[1].pc ? k[1].pc : I(L, 0), k[2].pc ? k[2].pc : I(L, 0)) : NULL;
+    pc = rmax(L, k[0].pc, arm);
+  } else {
+    for (uint32_t j = 0; j < nk; j++) pc = rmax(L, pc, k[j].pc);
+  }
+  if (x->op == UOPC_OP_FLOORDIV || x->op == UOPC_OP_FLOORMOD) {
+    uopc_node *a = src[0], *b = src[1];
+    int64_t blo = uopc_vmin(c, b), bhi = uopc_vmax(c, b);
+    if (blo <= 0 && bhi >= 0) {
+      uopc_node *flag = eq(L, b, I(L, 0));
+      uopc_node *rank = check(L, UOPI_CHECK_DIV0, x, 0, flag);
+      if (!rank || !record(L, L->status, 1, flag, rank, a) || !record(L, L->status, 2, flag, rank, b)) return 0;
+      pc = rmax(L, pc, rank);
+    }
+    if (uopc_vmin(c, a) == INT32_MIN && blo <= -1 && bhi >= -1) {
+      uopc_node *flag = and_(L, eq(L, a, I(L, INT32_MIN)), eq(L, b, I(L, -1)));
+      uopc_node *rank = check(L, UOPI_CHECK_OVERFLOW, x, 0, flag);
+      if (!rank || !record(L, L->status, 1, flag, rank, a) || !record(L, L->status, 2, flag, rank, b)) return 0;
+      pc = rmax(L, pc, rank);
+    }
+  } else if (x->op == UOPC_OP_CAST && x->dtype == UOPC_DT_I32 && uopc_dtype_is_float((uopc_dtype)src[0]->dtype)) {
+    uopc_node *f = src[0]->dtype == UOPC_DT_F32 ? src[0] : uopc_cast(c, src[0], UOPC_DT_F32);
+    uopc_node *lo = uopc_const_f(c, UOPC_DT_F32, -2147483648.0), *hi = uopc_const_f(c, UOPC_DT_F32, 2147483648.0);
+    uopc_node *valid = and_(L, uopc_lt(c, f, hi), not_(L, uopc_lt(c, f, lo)));
+    uopc_node *flag = not_(L, valid);
+    uopc_node *rank = check(L, UOPI_CHECK_CAST, x, 0, flag);
+    if (!rank || !record(L, L->statusf, 0, flag, rank, f)) return 0;
+    pc = rmax(L, pc, rank);
+  }
+  *out = (res){v, pc};
+  return 1;
+}
+
+/* The value of program node root at vector vec (iterative, memoized). */
+static int lower(lctx *L, uopc_node *root, uint32_t vec, res *out) {
+  memo_e *m = memo_find(L, key_of(root, vec));
+  if (m) {
+    *out = m->r;
+    return 1;
+  }
+  L->nst = 0;
+  if (!uopi_grow(L->c, (void **)&L->st, &L->cap_st, 1, sizeof *L->st)) return 0;
+  L->st[L->nst++] = (frame){root, vec, 0, 0, 0};
+  size_t mark = uopi_scratch_mark(L->c);
+  int ok = 1;
+  while (ok && L->nst) {
+    frame *f = &L->st[L->nst - 1];
+    uint64_t key = key_of(f->x, f->vec);
+    if (memo_find(L, key)) {
+      L->nst--;
+      continue;
+    }
+    res r;
+    if (f->state == 0 && leaf(L, f->x, f->vec, &r)) {
+      ok = r.v && memo_put(L, key, r);
+      L->nst--;
+      continue;
+    }
+    if (f->state < 2) {
+      /* schedule the children.  INDEX does it twice: its indices (state 0),
+         then, with their values known, the indices again and the value it
+         reads (state 1), as one contiguous block */
+      res kr[UOPC_LIMIT_DIMS];
+      uint32_t nprev = f->state == 1 ? f->nkids : 0, prev = f->kids;
+      for (uint32_t j = 0; j < nprev; j++)
+        kr[j] = memo_find(L, key_of(L->kid[prev + 2 * j], (uint32_t)(uintptr_t)L->kid[prev + 2 * j + 1]))->r;
+      uint32_t before = L->nkid;
+      for (uint32_t j = 0; j < nprev && ok; j++) {
+        if (!uopi_grow(L->c, (void **)&L->kid, &L->cap_kid, L->nkid + 2, sizeof *L->kid)) ok = 0;
+        else L->kid[L->nkid++] = L->kid[prev + 2 * j], L->kid[L->nkid++] = L->kid[prev + 2 * j + 1];
+      }
+      if (!ok || !children(L, f->x, f->vec, f->state, kr)) {
+        ok = 0;
+        break;
+      }
+      f = &L->st[L->nst - 1];
+      f->kids = before;
+      f->nkids = (L->nkid - before) / 2;
+      f->state = f->x->op == UOPC_OP_INDEX && f->state == 0 ? 1 : 2;
+      for (uint32_t j = before + 2 * nprev; j < L->nkid; j += 2) {
+        uopc_node *kn = L->kid[j];
+        uint32_t kv = (uint32_t)(uintptr_t)L->kid[j + 1];
+        if (memo_find(L, key_of(kn, kv))) continue;
+        if (!uopi_grow(L->c, (void **)&L->st, &L->cap_st, L->nst + 1, sizeof *L->st)) {
+          ok = 0;
+          break;
+        }
+        L->st[L->nst++] = (frame){kn, kv, 0, 0, 0};
+      }
+      continue;
+    }
+    /* all children done: combine */
+    res kr[3 + UOPC_LIMIT_DIMS];
+    uint32_t nk = f->nkids;
+    for (uint32_t j = 0; j < nk && j < 3 + UOPC_LIMIT_DIMS; j++)
+      kr[j] = memo_find(L, key_of(L->kid[f->kids + 2 * j], (uint32_t)(uintptr_t)L->kid[f->kids + 2 * j + 1]))->r;
+    uopc_node *x = f->x;
+    L->nst--;
+    if (!combine(L, x, kr, nk, &r) || !memo_put(L, key, r)) ok = 0;
+  }
+  uopi_scratch_reset(L->c, mark);
+  if (!ok || L->failed) return 0;
+  *out = memo_find(L, key_of(root, vec))->r;
+  return 1;
+}
+
+/* ---- a kernel ---- */
+
+/* The effects of one store site: the records, the status update, the store. */
+static uopc_node *site(lctx *L, uopc_node *store, uopc_node *pc) {
+  if (!store) return NULL;
+  if (pc) {
+    uopc_node *z = I(L, 0);
+    uopc_node *addr = uopc_index(L->c, buffer_node(L, L->status), &z, 1);
+    uopc_node *up = uopc_store(L->c, addr, uopc_max(L->c, uopc_load(L->c, addr), pc));
+    if (!up || !uopi_nodes_push(L->c, &L->fx, up)) return NULL;
+  }
+  if (!uopi_nodes_push(L->c, &L->fx, store)) return NULL;
+  uopc_node *r = L->fx.n == 1 ? L->fx.v[0] : uopc_sink(L->c, L->fx.v, L->fx.n);
+  L->fx.n = 0;
+  memo_clear(L); /* records belong to their site: lower the next site afresh */
+  return r;
+}
+
+static uopc_node *end_over(lctx *L, uopc_node *body, uopc_node *const *rng, uint32_t n) {
+  uopc_node *real[UOPC_LIMIT_DIMS];
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (rng[i]->op == UOPC_OP_RANGE) real[k++] = rng[i];
+  return k && body ? uopc_end(L->c, body, real, k) : body;
+}
+
+/* ranges for a shape, idx from *next on (size-1 axes: the constant 0) */
+static void ranges(lctx *L, const int32_t *shape, uint32_t nd, uopc_node **out, int64_t *next) {
+  for (uint32_t d = 0; d < nd; d++) out[d] = shape[d] == 1 ? I(L, 0) : uopc_range(L->c, I(L, shape[d]), (*next)++);
+}
+
+/* The kernel's SINK for buffer b. */
+static uopc_node *kernel_graph(lctx *L, uint32_t b) {
+  uopc_ctx *c = L->c;
+  const uopi_pbuf pbv = L->s->bufs[b], *pb = &pbv; /* a copy: lowering may add buffers */
+  uopc_node *m = pb->node;
+  uint32_t own = (uint32_t)(uintptr_t)uopi_table_get(L->r->buf, m->id) - 1;
+  uopc_node *o[UOPC_LIMIT_DIMS], *buf = buffer_node(L, b);
+  int64_t next = 0;
+  ranges(L, pb->shape, pb->ndim, o, &next);
+  res r;
+  if (own == b && m->op == UOPC_OP_REDUCE) {
+    const uopc_node *x = m->src[0];
+    uint32_t nd = pb->ndim, K = (uint32_t)m->arg.i;
+    uopc_node *e[UOPC_LIMIT_DIMS], *addr, *oi = ravel(L, o, pb->shape, nd);
+    memcpy(e, o, nd * sizeof *e);
+    addr = uopc_index(c, buf, &oi, 1);
+    uint32_t nreal = 0, last = 0;
+    for (uint32_t j = 0; j < K; j++)
+      if (x->shape[nd + j] > 1) nreal++, last = j;
+    if (nreal <= 1) { /* peel the first element */
+      for (uint32_t j = 0; j < K; j++) e[nd + j] = I(L, 0);
+      if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
+      uopc_node *first = site(L, uopc_store(c, addr, r.v), r.pc);
+      if (!nreal) return uopc_sink(c, (uopc_node *[]){end_over(L, first, o, nd)}, 1);
+      int32_t n = x->shape[nd + last];
+      uopc_node *t = uopc_range(c, I(L, n - 1), next++);
+      e[nd + last] = simp(L, uopc_add(c, t, I(L, 1)));
+      if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
+      uopc_node *acc = uopc_alu2(c, (uopc_op)m->arg.rop, uopc_load(c, addr), r.v);
+      uopc_node *inner = uopc_end(c, site(L, uopc_store(c, addr, acc), r.pc), &t, 1);
+      uopc_node *body = uopc_sink(c, (uopc_node *[]){first, inner}, 2);
+      return uopc_sink(c, (uopc_node *[]){end_over(L, body, o, nd)}, 1);
+    }
+    /* several reduced axes: where(first, x, op(acc, x)) in one nest */
+    uopc_node *rr[UOPC_LIMIT_DIMS], *firstc = B(L, 1);
+    ranges(L, x->shape + nd, K, rr, &next);
+    for (uint32_t j = 0; j < K; j++) {
+      e[nd + j] = rr[j];
+      if (rr[j]->op == UOPC_OP_RANGE) firstc = and_(L, firstc, eq(L, rr[j], I(L, 0)));
+    }
+    if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
+    uopc_node *acc = uopc_where(c, firstc, r.v, uopc_alu2(c, (uopc_op)m->arg.rop, uopc_load(c, addr), r.v));
+    uopc_node *inner = end_over(L, site(L, uopc_store(c, addr, acc), r.pc), rr, K);
+    return uopc_sink(c, (uopc_node *[]){end_over(L, inner, o, nd)}, 1);
+  }
+  if (own == b && m->op == UOPC_OP_STACK) { /* one loop nest per element */
+    uopi_nodes parts = {0};
+    size_t mark = uopi_scratch_mark(c);
+    uopc_node *rest[UOPC_LIMIT_DIMS], *res_root = NULL;
+    for (uint32_t k = 0; k < m->nsrc; k++) {
+      uopc_node *e[UOPC_LIMIT_DIMS];
+      e[0] = I(L, k);
+      for (uint32_t d = 1; d < pb->ndim; d++) e[d] = rest[d - 1] = o[d];
+      if (!lower(L, m->src[k], vec_intern(L, rest, pb->ndim - 1), &r)) goto stack_out;
+      uopc_node *idx = ravel(L, e, pb->shape, pb->ndim);
+      uopc_node *st = site(L, uopc_store(c, uopc_index(c, buf, &idx, 1), r.v), r.pc);
+      if (!st || !uopi_nodes_push(c, &parts, end_over(L, st, o + 1, pb->ndim - 1))) goto stack_out;
+    }
+    res_root = uopc_sink(c, parts.v, parts.n);
+  stack_out:
+    uopi_scratch_reset(c, mark);
+    return res_root;
+  }
+  /* an elementwise value (or a copy of the buffer the root reads) */
+  if (!lower(L, m, vec_intern(L, o, pb->ndim), &r)) return NULL;
+  uopc_node *oi = ravel(L, o, pb->shape, pb->ndim);
+  uopc_node *st = site(L, uopc_store(c, uopc_index(c, buf, &oi, 1), r.v), r.pc);
+  return uopc_sink(c, (uopc_node *[]){end_over(L, st, o, pb->ndim)}, 1);
+}
+
+/* BUFFER(slot = plan buffer) -> BUFFER(slot 0..n-1) in order of appearance. */
+static int renumber(lctx *L, uopc_node *k, uopi_skernel *out) {
+  uopc_ctx *c = L->c;
+  uint32_t n = 0;
+  uopc_node **all = uopc_toposort(c, k, &n);
+  if (!all) return 0;
+  uopi_nodes from = {0}, to = {0};
+  size_t mark = uopi_scratch_mark(c);
+  int ok = 1;
+  for (uint32_t i = 0; i < n && ok; i++)
+    if (all[i]->op == UOPC_OP_BUFFER) ok = uopi_nodes_push(c, &from, all[i]);
+  uopc_mem_free(c, all, (size_t)n * sizeof *all);
+  out->map = ok ? uopi_arena(c, (from.n ? from.n : 1) * sizeof *out->map) : NULL;
+  for (uint32_t i = 0; ok && i < from.n; i++) {
+    uint32_t b = (uint32_t)from.v[i]->arg.i;
+    out->map[i] = b;
+    ok = out->map && uopi_nodes_push(c, &to, uopc_buffer(c, i, L->s->bufs[b].dtype, (int32_t)L->s->bufs[b].numel));
+  }
+  out->nbufs = from.n;
+  out->root = ok ? uopc_substitute(c, k, from.v, to.v, from.n) : NULL;
+  uopi_scratch_reset(c, mark);
+  return out->root != NULL;
+}
+
+uopc_status uopi_lower_buffer(uopi_schedule *s, const uopi_realized *r, uint32_t b) {
+  uopc_ctx *c = s->c;
+  lctx L;
+  memset(&L, 0, sizeof L);
+  L.s = s, L.r = r, L.c = c, L.self = b, L.status = L.statusf = UINT32_MAX;
+  size_t mark = uopi_scratch_mark(c);
+  uopc_status st = UOPC_OK;
+  vec_intern(&L, NULL, 0); /* vector 0: the empty one (scalars) */
+  uopc_node *k = L.failed ? NULL : kernel_graph(&L, b);
+  uopi_skernel sk = {0};
+  if (!k || !renumber(&L, k, &sk)) {
+    st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
+    if (!uopc_ctx_error(c)) uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+  } else {
+    sk.out = b;
+    sk.status = L.status;
+    sk.statusf = L.statusf;
+    if (!uopi_grow(c, (void **)&s->kernels, &s->cap_kernels, s->nkernels + 1, sizeof *s->kernels)) st = UOPC_ERR_NOMEM;
+    else s->kernels[s->nkernels++] = sk;
+  }
+  uopi_scratch_reset(c, mark);
+  uopc_mem_free(c, L.v.pool, (size_t)L.v.cap_pool * sizeof *L.v.pool);
+  uopc_mem_free(c, L.v.off, (size_t)L.v.cap_off * sizeof *L.v.off);
+  uopc_mem_free(c, L.v.len, (size_t)L.v.cap_len * sizeof *L.v.len);
+  uopc_mem_free(c, L.memo, (size_t)L.memo_cap * sizeof *L.memo);
+  uopc_mem_free(c, L.st, (size_t)L.cap_st * sizeof *L.st);
+  uopc_mem_free(c, L.kid, (size_t)L.cap_kid * sizeof *L.kid);
+  return st;
+}

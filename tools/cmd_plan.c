@@ -1,0 +1,66 @@
+/* tools/cmd_plan.c - tensor programs through the JIT:
+ *
+ *   uopc jit-run [--tier=fast|strong] FILE.uir
+ *
+ * A closed program (no free PARAM) compiled to a plan of loop kernels
+ * (include/uopc/plan.h) and run; its value printed exactly as `uopc run`
+ * prints it (the same printer), errors included.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cmd_jit_run(cli *k, int argc, char **argv) {
+  uopc_compile_opts o = {.tier = UOPC_TIER_FAST};
+  const char *file = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--tier=fast") == 0) o.tier = UOPC_TIER_FAST;
+    else if (strcmp(a, "--tier=strong") == 0) o.tier = UOPC_TIER_STRONG;
+    else if (a[0] == '-' && a[1]) return verb_usage("jit-run", "unknown option '%s'", a);
+    else if (file) return verb_usage("jit-run", "takes one argument: FILE.uir");
+    else file = a;
+  }
+  if (!file) return verb_usage("jit-run", "takes one argument: FILE.uir");
+  uopc_node *root = load(k, file);
+  if (!root) return EXIT_ERR;
+  uopc_error e;
+  uopc_plan *p = uopc_plan_compile(k->c, root, &o, &e);
+  if (!p) return report(&e, file);
+  int rc = EXIT_OK;
+  if (uopc_plan_nargs(p)) {
+    uopc_dtype t;
+    uint32_t slot = 0;
+    while (!uopc_plan_arg(p, slot, &t, NULL, NULL)) slot++;
+    e = (uopc_error){.code = UOPC_ERR_EVAL};
+    snprintf(e.msg, sizeof e.msg, "program did not evaluate to a value, stuck at PARAM (slot %u is free: use uopc exec --arg %u=FILE.npy)", slot, slot);
+    uopc_plan_free(p);
+    return report(&e, file);
+  }
+  uopc_tensor out;
+  int64_t const *shape;
+  uopc_plan_result(p, &out.dtype, &out.ndim, &shape);
+  out.shape = shape;
+  int64_t n = 1;
+  for (uint32_t d = 0; d < out.ndim; d++) n *= shape[d];
+  out.data = calloc((size_t)n, uopc_dtype_size(out.dtype));
+  if (!out.data) {
+    uopc_plan_free(p);
+    return fprintf(stderr, "%s: error: out of memory\n", file), EXIT_ERR;
+  }
+  if (uopc_plan_call(p, NULL, 0, &out, &e) != UOPC_OK) {
+    rc = report(&e, file);
+  } else {
+    char *s = uopc_tensor_print(k->c, &out);
+    if (!s) rc = report_ctx(k, file);
+    else {
+      out_str(k, s);
+      out_str(k, "\n");
+      uopc_mem_free(k->c, s, strlen(s) + 1);
+    }
+  }
+  free(out.data);
+  uopc_plan_free(p);
+  return rc;
+}
