@@ -1,0 +1,23 @@
+// Random closed tensor programs for the jit-run == run differential test:
+// STACK literals and constants of every dtype (bool, i32, f32, f16, with
+// edge values), elementwise ops (the broadcast of scalars included), casts,
+// WHERE, every movement op, REDUCE over 1-2 trailing axes with add/mul/max,
+// STACK and INDEX of shaped values, CALLs, shared subgraphs.  Ranks up to 3,
+// axes up to 4 long.
+#pragma once
+#include <cstdint>
+#include <random>
+#include <string>
+
+extern "C" {
+#include "uopc/uopc.h"
+}
+
+// A new random program in c (never NULL: the generator retries choices the
+// constructors refuse).  depth bounds the nesting.
+uopc_node *gen_program(uopc_ctx *c, std::mt19937_64 &rng, int depth);
+
+// `run` of u printed as `uopc run` prints it, or "error: MESSAGE".
+std::string run_text(uopc_ctx *c, uopc_node *u);
+// The same through a plan (uopc_plan_compile + uopc_plan_call).
+std::string plan_text(uopc_ctx *c, uopc_node *u, uopc_tier tier = UOPC_TIER_FAST);
