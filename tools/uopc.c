@@ -31,6 +31,7 @@ static const verb verbs[] = {
     {"exec", "FILE.uir", "run a kernel on .npy files (--arg S=IN.npy, --out S=OUT.npy)", cmd_exec},
     {"fuzz", "[OPTIONS]", "compiled ALU ops against exec_alu (--count N --op OP --dtype D)", cmd_fuzz},
     {"cache", "stats|clear|warm FILE.uir", "the kernel cache: show, empty, or fill it", cmd_cache},
+    {"check-rules", "[OPTIONS]", "check every built-in rule on its own (--set NAME|all --count N --seed S)", cmd_check_rules},
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 
