@@ -360,7 +360,7 @@ static uopc_node *scope_param(chk_gen *g, uint32_t dts, uint32_t nd, const int32
   uint32_t n = 0;
   for (uint32_t i = 0; i < g->nscope && n < 4; i++) {
     uopc_node *p = g->scope[i];
-    if ((dts >> p->dtype & 1) && p->ndim == nd && memcmp(p->shape, sh, nd * sizeof *sh) == 0) ok[n++] = p;
+    if ((dts >> p->dtype & 1) && p->ndim == nd && (nd == 0 || memcmp(p->shape, sh, nd * sizeof *sh) == 0)) ok[n++] = p;
   }
   return n ? ok[rng_below(g->r, n)] : NULL;
 }
@@ -690,6 +690,10 @@ static uopc_node *gen_literal(chk_gen *g, uopc_dtype t, const chk_req *q) {
 static uopc_node *gen_any_eval(chk_gen *g, const chk_req *q, int depth) {
   chk_req s = *q;
   if (!s.fixed) pick_shape(g->r, &s, 1);
+  if (g->scope && rng_pct(g->r, 40)) { /* in a CALL body: its PARAMs often */
+    uopc_node *p = scope_param(g, s.dts, s.nd, s.sh);
+    if (p) return p;
+  }
   uint32_t k = rng_below(g->r, 100);
   if (depth >= MAX_DEPTH - 1) k = s.nd ? k % 55 : 0; /* deep: leaves, and STACKs that end in leaves */
   uopc_op op;

@@ -37,9 +37,13 @@ typedef struct chk_counts {
   uint64_t errors;        /* the rule recorded an error instead of returning a node */
   uint64_t compared;      /* evaluations of a fired instance compared */
   uint64_t skipped;       /* evaluations skipped: the instance is undefined at those inputs */
-  uint64_t oracle;        /* CHK_EVAL: run(before) disagreed with the reference evaluator */
+  uint64_t oracle;        /* CHK_EVAL: run of the instance has no value, or another, where the
+                             reference evaluator has one (a finding about run, not the rule) */
+  uint64_t lazier;        /* CHK_EVAL: run of the instance has a value where the reference has
+                             none (allowed: x * 0 -> 0, a CALL argument the body ignores) */
   char example[1024];     /* the first mismatch or dtype change ("" when none) */
-  char oracle_example[512]; /* the first disagreement counted in oracle ("" when none) */
+  char oracle_example[512]; /* the first input counted in oracle, in lazier ("" when none) */
+  char lazier_example[512];
 } chk_counts;
 
 typedef struct chk_opts {
