@@ -72,6 +72,20 @@ uopc_node *AddrSame(uopc_ctx *c, uopc_node *const *b, void *) {
   return uopc_index(c, b[0], &i, 1);
 }
 
+// The seed's bugs that the library fixed (docs/semantics.md, "Rule set"):
+// (x % c1) // c2 -> (x // c2) % (c1 // c2) without c1 > 0, and MAX swapped
+// into canonical form for floats.
+uopc_node *SeedModDiv(uopc_ctx *c, uopc_node *const *b, void *) {
+  int64_t k1 = b[1]->arg.i, k2 = b[2]->arg.i;
+  if (k2 <= 0 || k1 % k2 != 0) return nullptr;
+  return uopc_mod_k(c, uopc_idiv(c, b[0], b[2]), (double)(k1 / k2));
+}
+uopc_node *SwapMax(uopc_ctx *c, uopc_node *const *b, void *) {
+  if (b[2]->op == UOPC_OP_CONST) return nullptr;
+  uopc_node *s[2] = {b[2], b[1]};
+  return uopc_replace(c, b[0], s, 2);
+}
+
 }  // namespace
 
 // (a) the suite's bounded run: every rule of every set listed, in the
@@ -163,6 +177,15 @@ TEST(CheckRules, CatchesAWrongScalarRule) {
   uopc_rule mul0{"[mul $x:f32 0]", KeepX, "x_times_0"};
   c = Check(mul0, CHK_SCALAR);
   EXPECT_GT(c.mismatches, 0u);
+}
+
+TEST(CheckRules, CatchesTheSeedsBugs) {
+  uopc_rule mod_div{"(floordiv (floormod $x:i32 #k1) #k2)", SeedModDiv, "seed_mod_div"};
+  chk_counts c = Check(mod_div, CHK_SCALAR, 5000);
+  EXPECT_GT(c.mismatches, 0u);  // x = 1, c1 = -12, c2 = 4
+  uopc_rule swap{"$u=(max:f32|f16 #k $y)", SwapMax, "seed_max_swap"};
+  c = Check(swap, CHK_SCALAR, 2000);
+  EXPECT_GT(c.mismatches, 0u);  // max(nan, 1) is nan, max(1, nan) is 1
 }
 
 TEST(CheckRules, CatchesADtypeChange) {
