@@ -19,7 +19,7 @@
 #ifndef UOPC_JIT_H
 #define UOPC_JIT_H
 
-#include "uopc/uop.h"
+#include "uopc/rewrite.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +36,12 @@ typedef enum uopc_tier {
 typedef struct uopc_compile_opts {
   uopc_tier tier;
 } uopc_compile_opts;
+
+/* The rules that prepare a kernel for code generation, applied bottom up
+   before emitting: RANGE(end) -> RANGE(simplify(end)) and INDEX(buffer, i)
+   -> INDEX(buffer, simplify(i)) where the expression loads nothing (exact:
+   the `symbolic` set).  Built once per process, never freed. */
+UOPC_API const uopc_matcher *uopc_rules_kernel(void);
 
 /* Compiles the kernel rooted at root (a SINK, STORE or END) built in c.
    opts may be NULL (UOPC_TIER_FAST).  Returns a handle, or NULL with the

@@ -3,6 +3,7 @@
 
 #include "algebra/rules.h"
 #include "lower/kernel.h"
+#include "uopc/jit.h" /* uopc_rules_kernel */
 
 static int has_load(uopc_ctx *c, uopc_node *u, int *oom) {
   if (!(u->srcops & (1ull << UOPC_OP_LOAD)) && u->op != UOPC_OP_LOAD && u->nsrc == 0) return 0;
@@ -37,8 +38,7 @@ RULE(simplify_range, EXACT, "$r=(range $e)", r, e) {
   return s ? uopc_range(c, s, r->arg.i) : NULL;
 }
 
-static const uopc_matcher *index_rules(void);
-RULESET(index_rules, "kernel indices", 1, &rule_simplify_range, &rule_simplify_index)
+RULESET(uopc_rules_kernel, "kernel", 1, &rule_simplify_range, &rule_simplify_index)
 
 static const char *not_kernel(uopc_node *u) {
   switch (u->op) {
@@ -60,7 +60,7 @@ uopc_status uopi_kernel_prepare(uopc_ctx *c, uopc_node *root, uopi_kernel_ir *ou
     uopc_fail(c, UOPC_ERR_TYPE, "a kernel's root must be a SINK (or a STORE or END), not %s", uopc_op_name((uopc_op)root->op));
     return UOPC_ERR_TYPE;
   }
-  uopc_node *r = root ? uopc_graph_rewrite(c, root, index_rules(), NULL, 0) : NULL;
+  uopc_node *r = root ? uopc_graph_rewrite(c, root, uopc_rules_kernel(), NULL, 0) : NULL;
   uint32_t n = 0;
   uopc_node **all = r ? uopc_toposort(c, r, &n) : NULL;
   if (!all) return uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
