@@ -32,7 +32,7 @@ typedef struct pkernel {
   uopc_kernel *k;
   uint32_t nbufs;
   uint32_t *map;
-  uint32_t status, statusf;
+  uint32_t out, status, statusf;
 } pkernel;
 
 typedef struct pcheck {
@@ -41,6 +41,7 @@ typedef struct pcheck {
   int64_t size;
   char *file;      /* the op's .uir position, or NULL */
   int line, col;
+  uint32_t kernel;  /* whose status holds the operands */
 } pcheck;
 
 struct uopc_plan {
@@ -103,7 +104,8 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const uopc_compile_opts *
     if (!(b->shape = malloc((sb->ndim ? sb->ndim : 1) * sizeof *b->shape))) goto oom;
     for (uint32_t d = 0; d < sb->ndim; d++) b->shape[d] = sb->shape[d];
     if (sb->kind == UOPI_PB_CONST) b->data = s->bufs[i].data, s->bufs[i].data = NULL; /* the plan owns it */
-    if (sb->kind == UOPI_PB_TEMP || sb->kind == UOPI_PB_STATUS || sb->kind == UOPI_PB_STATUSF) {
+    if (sb->kind == UOPI_PB_TEMP || sb->kind == UOPI_PB_STATUS || sb->kind == UOPI_PB_STATUSF ||
+        sb->kind == UOPI_PB_POISON) {
       b->offset = p->block;
       size_t bytes = (size_t)sb->numel * uopc_dtype_size(sb->dtype);
       p->block += (bytes + ALIGN - 1) / ALIGN * ALIGN;
@@ -113,7 +115,7 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const uopc_compile_opts *
   for (uint32_t i = 0; i < s->nchecks; i++) {
     const uopi_scheck *sc = &s->checks[i];
     pcheck *k = &p->checks[i];
-    k->kind = sc->kind, k->op = sc->op, k->size = sc->size;
+    k->kind = sc->kind, k->op = sc->op, k->size = sc->size, k->kernel = sc->kernel;
     const char *file;
     if (uopc_node_pos(c, sc->at, &file, &k->line, &k->col) && !(k->file = dup(file))) goto oom;
     p->nchecks++;
@@ -121,7 +123,7 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const uopc_compile_opts *
   for (uint32_t i = 0; i < s->nkernels; i++) {
     const uopi_skernel *sk = &s->kernels[i];
     pkernel *k = &p->kernels[i];
-    k->status = sk->status, k->statusf = sk->statusf, k->nbufs = sk->nbufs;
+    k->status = sk->status, k->statusf = sk->statusf, k->nbufs = sk->nbufs, k->out = sk->out;
     if (!(k->map = malloc((sk->nbufs ? sk->nbufs : 1) * sizeof *k->map))) goto oom;
     memcpy(k->map, sk->map, sk->nbufs * sizeof *k->map);
     uopc_error e;
@@ -185,14 +187,19 @@ static uopc_status check_arg(const pbuf *b, const uopc_tensor *t, const char *wh
   return UOPC_OK;
 }
 
-/* The error of a failing check, from the kernel's status words. */
-static void poison_error(const uopc_plan *p, const int32_t *st, const float *stf, uopc_error *e) {
-  uint32_t code = (uint32_t)(1000000 - (int64_t)st[0]);
+/* The error of a failing check: its code from the result kernel's status,
+   its operands from the status of the kernel that computes the op. */
+static void poison_error(const uopc_plan *p, const char *block, int32_t rank, uopc_error *e) {
+  uint32_t code = (uint32_t)(1000000 - (int64_t)rank);
   if (code < 1 || code > p->nchecks) {
     set_err(e, UOPC_ERR_EVAL, "undefined operation (unknown check %u)", code);
     return;
   }
   const pcheck *k = &p->checks[code - 1];
+  static const int32_t none[4];
+  const pkernel *ok = k->kernel < p->nkernels ? &p->kernels[k->kernel] : NULL;
+  const int32_t *st = ok && ok->status != UINT32_MAX ? (const int32_t *)(block + p->bufs[ok->status].offset) : none;
+  const float *stf = ok && ok->statusf != UINT32_MAX ? (const float *)(block + p->bufs[ok->statusf].offset) : NULL;
   const char *op = uopc_op_name(k->op), *sym = k->op == UOPC_OP_FLOORDIV ? "//" : "%";
   char num[40];
   switch (k->kind) {
@@ -241,7 +248,7 @@ uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t
   char *block = NULL;
   if (p->block && !(block = aligned_alloc(ALIGN, p->block))) return set_err(e, UOPC_ERR_NOMEM, "out of memory (%zu bytes of temporaries)", p->block), UOPC_ERR_NOMEM;
   for (uint32_t i = 0; i < p->nbufs; i++)
-    if (p->bufs[i].kind == UOPI_PB_STATUS || p->bufs[i].kind == UOPI_PB_STATUSF)
+    if (p->bufs[i].kind == UOPI_PB_STATUS || p->bufs[i].kind == UOPI_PB_STATUSF || p->bufs[i].kind == UOPI_PB_POISON)
       memset(block + p->bufs[i].offset, 0, (size_t)p->bufs[i].numel * 4);
   uopc_status st = UOPC_OK;
   void *bufs_local[16], **bufs = bufs_local;
@@ -269,11 +276,12 @@ uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t
       if (!bufs[j]) bufs[j] = block ? block : (void *)out; /* a 0-element array: never read */
     }
     if ((st = uopc_kernel_call(pk->k, bufs, pk->nbufs, e)) != UOPC_OK) break;
-    if (pk->status != UINT32_MAX) {
+    /* only the result's kernel fails the call: poison in a temporary is an
+       error only where it reaches the result */
+    if (pk->status != UINT32_MAX && p->kernels[k].out == p->out) {
       const int32_t *sw = (const int32_t *)(block + p->bufs[pk->status].offset);
-      const float *sf = pk->statusf != UINT32_MAX ? (const float *)(block + p->bufs[pk->statusf].offset) : NULL;
       if (sw[0]) {
-        poison_error(p, sw, sf, e);
+        poison_error(p, block, sw[0], e);
         st = e->code;
       }
     }

@@ -28,7 +28,7 @@ static uopc_node *stuck_at(uopc_ctx *c, uopc_node *u, char *why, size_t n) {
     uopc_node *x = all[i];
     int consts = x->ndim == 0 && (uopi_op_flags(x->op) & UOPC_OPF_ALU);
     for (uint32_t k = 0; k < x->nsrc && consts; k++) consts = x->src[k]->op == UOPC_OP_CONST;
-    if (consts && undefined_why(x, why, n)) bad = x;
+    if ((consts || x->op == UOPC_OP_INDEX) && undefined_why(x, why, n)) bad = x;
   }
   uopc_mem_free(c, all, (size_t)cnt * sizeof *all);
   if (bad || !all) return bad;
@@ -49,6 +49,12 @@ static uopc_node *stuck_at(uopc_ctx *c, uopc_node *u, char *why, size_t n) {
 
 /* Why exec_alu refuses x (an ALU op on constants), or NULL. */
 static const char *undefined_why(const uopc_node *x, char *buf, size_t n) {
+  if (x->op == UOPC_OP_INDEX && x->nsrc >= 2 && x->src[0]->op == UOPC_OP_STACK && x->src[1]->op == UOPC_OP_CONST) {
+    int64_t k = x->src[1]->arg.i;
+    if (k >= 0 && k < (int64_t)x->src[0]->nsrc) return NULL;
+    snprintf(buf, n, "index %lld out of bounds for STACK of %u", (long long)k, x->src[0]->nsrc);
+    return buf;
+  }
   if (x->op == UOPC_OP_FLOORDIV || x->op == UOPC_OP_FLOORMOD) {
     int64_t a = x->src[0]->arg.i, b = x->src[1]->arg.i;
     const char *sym = x->op == UOPC_OP_FLOORDIV ? "//" : "%";

@@ -29,9 +29,13 @@
  * are poison: each op that can be undefined gets a check (a code), its
  * value a poison rank (0: defined), every op takes the largest rank of its
  * sources except WHERE, which takes its condition's and the selected arm's.
- * At every store the rank is folded into the kernel's status buffer
- * (status[0] = max(status[0], rank), the lowest code winning), and the
- * operands of a failing check are recorded beside it for the message.
+ * A temporary that can hold poison gets a poison buffer beside it (a rank
+ * per element), written with each element and read with it by consumers,
+ * so poison that no consumer uses is dropped as `run` drops it.  At the
+ * result's stores the rank is folded into the kernel's status buffer
+ * (status[0] = max(status[0], rank), the lowest code winning): a non-zero
+ * status fails the plan call.  Every kernel also records, in its own status
+ * buffer, the operands of its failing checks, for the message.
  */
 #include <string.h>
 
@@ -221,8 +225,9 @@ static uopc_node *check(lctx *L, uopi_check_kind kind, const uopc_node *x, int64
 static int leaf(lctx *L, uopc_node *x, uint32_t vec, res *out) {
   uint32_t b1 = (uint32_t)(uintptr_t)uopi_table_get(L->r->buf, x->id);
   if (b1 && b1 - 1 != L->self) {
-    const uopi_pbuf *pb = &L->s->bufs[b1 - 1];
-    *out = (res){load(L, b1 - 1, vec_at(L, vec), pb->shape, pb->ndim), NULL};
+    const uopi_pbuf pb = L->s->bufs[b1 - 1];
+    uopc_node *pc = pb.poison != UINT32_MAX ? load(L, pb.poison, vec_at(L, vec), pb.shape, pb.ndim) : NULL;
+    *out = (res){load(L, b1 - 1, vec_at(L, vec), pb.shape, pb.ndim), pc};
     return 1;
   }
   if (x->op == UOPC_OP_CONST) {
@@ -286,14 +291,9 @@ static int children(lctx *L, uopc_node *x, uint32_t vec, uint32_t state, const r
     for (uint32_t j = 0; j < k; j++) {
       uopc_node *iv = kids_res[j].v;
       int64_t n = src->shape[j];
-      if (iv->op == UOPC_OP_CONST) {
-        if (iv->arg.i < 0 || iv->arg.i >= n) {
-          uopi_fail_at(L->c, UOPC_ERR_EVAL, x, "index %lld out of bounds for STACK of %lld", (long long)iv->arg.i,
-                       (long long)n);
-          return 0;
-        }
+      if (iv->op == UOPC_OP_CONST && iv->arg.i >= 0 && iv->arg.i < n) {
         e[j] = iv;
-      } else {
+      } else { /* computed, or a constant out of range: clamped, checked (poison) */
         e[j] = uopc_simplify(L->c, uopc_mod_k(L->c, iv, (double)n));
       }
     }
@@ -333,8 +333,8 @@ static int combine(lctx *L, uopc_node *x, const res *k, uint32_t nk, res *out) {
     for (uint32_t j = 0; j < ni; j++) {
       pc = rmax(L, pc, k[j].pc);
       uopc_node *iv = k[j].v;
-      if (iv->op == UOPC_OP_CONST) continue;
       int64_t n = x->src[0]->shape[j];
+      if (iv->op == UOPC_OP_CONST && iv->arg.i >= 0 && iv->arg.i < n) continue;
       if (uopc_vmin(c, iv) >= 0 && uopc_vmax(c, iv) < n) continue;
       uopc_node *bad = not_(L, and_(L, not_(L, uopc_lt(c, iv, I(L, 0))), uopc_lt(c, iv, I(L, n))));
       uopc_node *rank = check(L, UOPI_CHECK_INDEX, x, n, bad);
@@ -393,7 +393,6 @@ static int lower(lctx *L, uopc_node *root, uint32_t vec, res *out) {
   L->nst = 0;
   if (!uopi_grow(L->c, (void **)&L->st, &L->cap_st, 1, sizeof *L->st)) return 0;
   L->st[L->nst++] = (frame){root, vec, 0, 0, 0};
-  size_t mark = uopi_scratch_mark(L->c);
   int ok = 1;
   while (ok && L->nst) {
     frame *f = &L->st[L->nst - 1];
@@ -450,7 +449,6 @@ static int lower(lctx *L, uopc_node *root, uint32_t vec, res *out) {
     L->nst--;
     if (!combine(L, x, kr, nk, &r) || !memo_put(L, key, r)) ok = 0;
   }
-  uopi_scratch_reset(L->c, mark);
   if (!ok || L->failed) return 0;
   *out = memo_find(L, key_of(root, vec))->r;
   return 1;
@@ -458,10 +456,34 @@ static int lower(lctx *L, uopc_node *root, uint32_t vec, res *out) {
 
 /* ---- a kernel ---- */
 
-/* The effects of one store site: the records, the status update, the store. */
-static uopc_node *site(lctx *L, uopc_node *store, uopc_node *pc) {
+/* The poison buffer of the buffer being computed (made when first needed). */
+static uint32_t self_poison(lctx *L) {
+  uopi_schedule *s = L->s;
+  if (s->bufs[L->self].poison == UINT32_MAX) {
+    uopi_pbuf me = s->bufs[L->self];
+    uint32_t p = uopi_schedule_add_buf(s, UOPI_PB_POISON, UOPC_DT_I32, me.shape, me.ndim, NULL);
+    if (p == UINT32_MAX) return p;
+    s->bufs[L->self].poison = p;
+  }
+  return s->bufs[L->self].poison;
+}
+
+/* The effects of one store site: the records, where the poison rank goes,
+   the store.  For a temporary, the rank is stored beside the element (acc:
+   the rank of an accumulating store, which folds the element's into it);
+   for the result, it is folded into the kernel's status. */
+static uopc_node *site(lctx *L, uopc_node *store, uopc_node *pc, int acc) {
   if (!store) return NULL;
-  if (pc) {
+  if (pc && L->s->bufs[L->self].kind == UOPI_PB_TEMP) {
+    uint32_t pb = self_poison(L);
+    if (pb == UINT32_MAX) return NULL;
+    uopc_node *idx = store->src[0]->src[1];
+    uopc_node *addr = uopc_index(L->c, buffer_node(L, pb), &idx, 1);
+    uopc_node *rank = acc ? uopc_max(L->c, uopc_load(L->c, addr), pc) : pc;
+    uopc_node *st = uopc_store(L->c, addr, rank);
+    if (!st || !uopi_nodes_push(L->c, &L->fx, st)) return NULL;
+  } else if (pc) {
+    if (!status_bufs(L, 0)) return NULL;
     uopc_node *z = I(L, 0);
     uopc_node *addr = uopc_index(L->c, buffer_node(L, L->status), &z, 1);
     uopc_node *up = uopc_store(L->c, addr, uopc_max(L->c, uopc_load(L->c, addr), pc));
@@ -509,14 +531,14 @@ static uopc_node *kernel_graph(lctx *L, uint32_t b) {
     if (nreal <= 1) { /* peel the first element */
       for (uint32_t j = 0; j < K; j++) e[nd + j] = I(L, 0);
       if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
-      uopc_node *first = site(L, uopc_store(c, addr, r.v), r.pc);
+      uopc_node *first = site(L, uopc_store(c, addr, r.v), r.pc, 0);
       if (!nreal) return uopc_sink(c, (uopc_node *[]){end_over(L, first, o, nd)}, 1);
       int32_t n = x->shape[nd + last];
       uopc_node *t = uopc_range(c, I(L, n - 1), next++);
       e[nd + last] = simp(L, uopc_add(c, t, I(L, 1)));
       if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
       uopc_node *acc = uopc_alu2(c, (uopc_op)m->arg.rop, uopc_load(c, addr), r.v);
-      uopc_node *inner = uopc_end(c, site(L, uopc_store(c, addr, acc), r.pc), &t, 1);
+      uopc_node *inner = uopc_end(c, site(L, uopc_store(c, addr, acc), r.pc, 1), &t, 1);
       uopc_node *body = uopc_sink(c, (uopc_node *[]){first, inner}, 2);
       return uopc_sink(c, (uopc_node *[]){end_over(L, body, o, nd)}, 1);
     }
@@ -529,31 +551,29 @@ static uopc_node *kernel_graph(lctx *L, uint32_t b) {
     }
     if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
     uopc_node *acc = uopc_where(c, firstc, r.v, uopc_alu2(c, (uopc_op)m->arg.rop, uopc_load(c, addr), r.v));
-    uopc_node *inner = end_over(L, site(L, uopc_store(c, addr, acc), r.pc), rr, K);
+    /* the poison buffer is zeroed per call: max(rank so far, rank) is right
+       from the first element on */
+    uopc_node *inner = end_over(L, site(L, uopc_store(c, addr, acc), r.pc, 1), rr, K);
     return uopc_sink(c, (uopc_node *[]){end_over(L, inner, o, nd)}, 1);
   }
   if (own == b && m->op == UOPC_OP_STACK) { /* one loop nest per element */
-    uopi_nodes parts = {0};
-    size_t mark = uopi_scratch_mark(c);
-    uopc_node *rest[UOPC_LIMIT_DIMS], *res_root = NULL;
+    uopi_nodes parts = {0}; /* scratch: reset by uopi_lower_buffer */
+    uopc_node *rest[UOPC_LIMIT_DIMS];
     for (uint32_t k = 0; k < m->nsrc; k++) {
       uopc_node *e[UOPC_LIMIT_DIMS];
       e[0] = I(L, k);
       for (uint32_t d = 1; d < pb->ndim; d++) e[d] = rest[d - 1] = o[d];
-      if (!lower(L, m->src[k], vec_intern(L, rest, pb->ndim - 1), &r)) goto stack_out;
+      if (!lower(L, m->src[k], vec_intern(L, rest, pb->ndim - 1), &r)) return NULL;
       uopc_node *idx = ravel(L, e, pb->shape, pb->ndim);
-      uopc_node *st = site(L, uopc_store(c, uopc_index(c, buf, &idx, 1), r.v), r.pc);
-      if (!st || !uopi_nodes_push(c, &parts, end_over(L, st, o + 1, pb->ndim - 1))) goto stack_out;
+      uopc_node *st = site(L, uopc_store(c, uopc_index(c, buf, &idx, 1), r.v), r.pc, 0);
+      if (!st || !uopi_nodes_push(c, &parts, end_over(L, st, o + 1, pb->ndim - 1))) return NULL;
     }
-    res_root = uopc_sink(c, parts.v, parts.n);
-  stack_out:
-    uopi_scratch_reset(c, mark);
-    return res_root;
+    return uopc_sink(c, parts.v, parts.n);
   }
   /* an elementwise value (or a copy of the buffer the root reads) */
   if (!lower(L, m, vec_intern(L, o, pb->ndim), &r)) return NULL;
   uopc_node *oi = ravel(L, o, pb->shape, pb->ndim);
-  uopc_node *st = site(L, uopc_store(c, uopc_index(c, buf, &oi, 1), r.v), r.pc);
+  uopc_node *st = site(L, uopc_store(c, uopc_index(c, buf, &oi, 1), r.v), r.pc, 0);
   return uopc_sink(c, (uopc_node *[]){end_over(L, st, o, pb->ndim)}, 1);
 }
 

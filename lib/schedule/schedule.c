@@ -19,6 +19,7 @@ uint32_t uopi_schedule_add_buf(uopi_schedule *s, uopi_pb_kind kind, uopc_dtype t
   b->dtype = t;
   b->ndim = ndim;
   b->node = node;
+  b->poison = UINT32_MAX;
   b->shape = uopi_arena(s->c, (ndim ? ndim : 1) * sizeof *b->shape);
   if (!b->shape) return UINT32_MAX;
   b->numel = 1;
@@ -30,7 +31,7 @@ uint32_t uopi_schedule_add_check(uopi_schedule *s, uopi_check_kind kind, uopc_op
   for (uint32_t i = 0; i < s->nchecks; i++) /* the same check of the same node: one code */
     if (s->checks[i].kind == kind && s->checks[i].at == at) return i + 1;
   if (!uopi_grow(s->c, (void **)&s->checks, &s->cap_checks, s->nchecks + 1, sizeof *s->checks)) return 0;
-  s->checks[s->nchecks] = (uopi_scheck){kind, op, size, at};
+  s->checks[s->nchecks] = (uopi_scheck){kind, op, size, at, s->nkernels};
   return ++s->nchecks;
 }
 
@@ -41,6 +42,7 @@ static const char *kind_name(uopi_pb_kind k) {
   case UOPI_PB_TEMP: return "temp";
   case UOPI_PB_OUTPUT: return "output";
   case UOPI_PB_STATUS: case UOPI_PB_STATUSF: return "status";
+  case UOPI_PB_POISON: return "poison";
   }
   return "?";
 }
@@ -60,7 +62,8 @@ static void debug_print(const uopi_schedule *s) {
     fprintf(stderr, "uopc schedule: kernel %u: computes buffer %u (%s of %s), reads", k, kk->out,
             kind_name(s->bufs[kk->out].kind), uopc_op_name((uopc_op)s->bufs[kk->out].node->op));
     for (uint32_t j = 0; j < kk->nbufs; j++)
-      if (kk->map[j] != kk->out && s->bufs[kk->map[j]].kind != UOPI_PB_STATUS && s->bufs[kk->map[j]].kind != UOPI_PB_STATUSF)
+      if (kk->map[j] != kk->out && s->bufs[kk->map[j]].kind != UOPI_PB_STATUS &&
+          s->bufs[kk->map[j]].kind != UOPI_PB_STATUSF && s->bufs[kk->map[j]].kind != UOPI_PB_POISON)
         fprintf(stderr, " %u", kk->map[j]);
     fprintf(stderr, "%s, %u graph nodes\n", kk->status != UINT32_MAX ? ", checks undefined ops" : "",
             uopc_graph_size(s->c, kk->root));

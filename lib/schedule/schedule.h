@@ -32,6 +32,7 @@ typedef enum uopi_pb_kind {
   UOPI_PB_OUTPUT,  /* the program's value: the caller's array */
   UOPI_PB_STATUS,  /* a kernel's poison record: i32[4] (code, operands) */
   UOPI_PB_STATUSF, /* ... and f32[1] (a cast's float operand) */
+  UOPI_PB_POISON,  /* a temporary's poison ranks: i32 per element, zeroed per call */
 } uopi_pb_kind;
 
 typedef struct uopi_pbuf {
@@ -43,6 +44,7 @@ typedef struct uopi_pbuf {
   int64_t slot;       /* INPUT: the PARAM slot */
   void *data;         /* CONST: numel values in buffer layout (malloc) */
   uopc_node *node;    /* the program node it holds (INPUT, CONST, TEMP, OUTPUT) */
+  uint32_t poison;    /* TEMP: its UOPI_PB_POISON buffer, or UINT32_MAX (never poison) */
 } uopi_pbuf;
 
 /* What a poison code means (a check in a kernel). */
@@ -58,6 +60,7 @@ typedef struct uopi_scheck {
   uopc_op op;           /* the op that is undefined */
   int64_t size;         /* INDEX: the axis size */
   const uopc_node *at;  /* the program node (for its .uir position) */
+  uint32_t kernel;      /* the kernel that computes the op: its status has the operands */
 } uopi_scheck;
 
 typedef struct uopi_skernel {

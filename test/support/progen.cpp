@@ -221,3 +221,35 @@ std::string plan_text(uopc_ctx *c, uopc_node *u, uopc_tier tier) {
   uopc_ctx_clear_error(c);
   return r;
 }
+
+std::string strict_run_text(uopc_ctx *c, uopc_node *u) {
+  static uopc_matcher *m = [] {
+    std::vector<uopc_rule> rules;
+    const uopc_matcher *sym = uopc_rules_symbolic();
+    for (size_t i = 0; i < uopc_matcher_size(sym); i++) {
+      const uopc_rule *r = uopc_matcher_rule(sym, i);
+      if (!strcmp(r->name, "fold") || !strcmp(r->name, "where_const")) rules.push_back(*r);
+    }
+    const uopc_matcher *ev = uopc_rules_evaluate();
+    for (size_t i = 0; i < uopc_matcher_size(ev); i++) rules.push_back(*uopc_matcher_rule(ev, i));
+    uopc_error e;
+    return uopc_matcher_new(rules.data(), rules.size(), &e);
+  }();
+  uopc_ctx_clear_error(c);
+  uopc_node *v = uopc_graph_rewrite(c, u, m, nullptr, 0);
+  char *s = v ? uopc_value_print(c, v) : nullptr;
+  std::string r = s ? s : "error: " + std::string(uopc_ctx_error(c) ? uopc_ctx_error(c)->msg : "?");
+  if (s) uopc_mem_free(c, s, strlen(s) + 1);
+  uopc_ctx_clear_error(c);
+  return r;
+}
+
+bool plan_agrees(uopc_ctx *c, uopc_node *u, const std::string &run, const std::string &plan) {
+  bool rerr = run.rfind("error:", 0) == 0, perr = plan.rfind("error:", 0) == 0;
+  if (rerr || run == plan) return rerr == perr || run == plan;
+  if (!perr) return false;
+  static const char *undef[] = {"division by zero", "overflow in", "CAST of", "out of bounds"};
+  bool is_undef = false;
+  for (const char *w : undef) is_undef |= plan.find(w) != std::string::npos;
+  return is_undef && strict_run_text(c, u).rfind("error:", 0) == 0;
+}

@@ -19,5 +19,13 @@ uopc_node *gen_program(uopc_ctx *c, std::mt19937_64 &rng, int depth);
 
 // `run` of u printed as `uopc run` prints it, or "error: MESSAGE".
 std::string run_text(uopc_ctx *c, uopc_node *u);
+// run with only the rules that keep poison visible: fold, WHERE on a constant
+// condition, the evaluate rules (no rule that drops an undefined operand,
+// such as x * 0 -> 0 or a bounds catch-all).  "error: ..." when the value is
+// poison: where the plan may report an error although run gives a value.
+std::string strict_run_text(uopc_ctx *c, uopc_node *u);
+// Whether a plan result agrees with run's (equal, both errors, or the plan
+// reports an undefined op where only the dropping rules gave run a value).
+bool plan_agrees(uopc_ctx *c, uopc_node *u, const std::string &run, const std::string &plan);
 // The same through a plan (uopc_plan_compile + uopc_plan_call).
 std::string plan_text(uopc_ctx *c, uopc_node *u, uopc_tier tier = UOPC_TIER_FAST);
