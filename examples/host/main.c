@@ -8,7 +8,13 @@
  *   matmul   C[i][j] = sum over k of A[i][k] * B[k][j]   64 x 64 f32, row-major
  *   a*b+a    O[i] = A[i] * B[i] + A[i]                    4096 f32
  *
- * Prints `host example: matmul 64x64 ok, a*b+a ok` and exits 0, or says what
+ * and a tensor program compiled to a plan of kernels (include/uopc/plan.h):
+ *
+ *   plan     P = A2 @ B2 written as the seed writes it, reshape/expand/mul/
+ *            reduce, 48 x 40 by 40 x 32, called on arrays given with dtype
+ *            and shape
+ *
+ * Prints `host example: matmul 64x64 ok, a*b+a ok, plan matmul 48x40x32 ok` and exits 0, or says what
  * differs and exits 1.  Build it with CMake (find_package(uopc)) or with
  * pkg-config: see CMakeLists.txt and Makefile beside it.
  */
@@ -81,6 +87,62 @@ static float next_value(uint32_t *s) {
   return (float)((int32_t)(*s >> 8) % 20001 - 10000) / 1237.0f;
 }
 
+/* ---- a tensor program, compiled to a plan ---- */
+
+#define PM 48
+#define PK 40
+#define PN 32
+static float A2[PM * PK], B2[PK * PN], P2[PM * PN], P2_want[PM * PN];
+
+/* P = A @ B as reshape/expand/mul/reduce: A (M, K) -> (M, 1, K) -> (M, N, K);
+   B (K, N) permuted to (N, K) -> (1, N, K) -> (M, N, K); the product summed
+   over the last axis, left to right. */
+static uopc_node *matmul_program(uopc_ctx *c) {
+  int32_t sa[] = {PM, PK}, sb[] = {PK, PN};
+  uopc_node *a = uopc_param(c, 0, UOPC_DT_F32, sa, 2), *b = uopc_param(c, 1, UOPC_DT_F32, sb, 2);
+  int32_t a1[] = {PM, 1, PK}, full[] = {PM, PN, PK}, perm[] = {1, 0}, b1[] = {1, PN, PK};
+  uopc_node *ax = uopc_expand(c, uopc_reshape(c, a, a1, 3), full, 3);
+  uopc_node *bx = uopc_expand(c, uopc_reshape(c, uopc_permute(c, b, perm, 2), b1, 3), full, 3);
+  return uopc_reduce(c, uopc_mul(c, ax, bx), UOPC_OP_ADD, 1);
+}
+
+static int plan_matmul(void) {
+  uint32_t s = 7;
+  for (int t = 0; t < PM * PK; t++) A2[t] = next_value(&s);
+  for (int t = 0; t < PK * PN; t++) B2[t] = next_value(&s);
+  for (int i = 0; i < PM; i++)
+    for (int j = 0; j < PN; j++) {
+      float acc = A2[i * PK] * B2[j]; /* run's order: the first element, then the rest */
+      for (int k = 1; k < PK; k++) {
+        volatile float p = A2[i * PK + k] * B2[k * PN + j];
+        acc = acc + p;
+      }
+      P2_want[i * PN + j] = acc;
+    }
+  uopc_ctx *c = uopc_ctx_new(NULL);
+  if (!c) return fprintf(stderr, "host example: out of memory\n"), 1;
+  uopc_node *prog = matmul_program(c);
+  uopc_error e;
+  uopc_plan *p = prog ? uopc_plan_compile(c, prog, NULL, &e) : NULL;
+  if (!p) {
+    fprintf(stderr, "host example: plan: %s\n", prog ? e.msg : uopc_ctx_error(c)->msg);
+    uopc_ctx_free(c);
+    return 1;
+  }
+  uopc_ctx_free(c); /* a plan does not depend on its context */
+  const int64_t sa[] = {PM, PK}, sb[] = {PK, PN}, sp[] = {PM, PN};
+  uopc_tensor args[] = {{A2, UOPC_DT_F32, 2, sa}, {B2, UOPC_DT_F32, 2, sb}}, out = {P2, UOPC_DT_F32, 2, sp};
+  uopc_status st = uopc_plan_call(p, args, 2, &out, &e);
+  uopc_plan_free(p);
+  if (st != UOPC_OK) return fprintf(stderr, "host example: plan call: %s\n", e.msg), 1;
+  long m = first_mismatch(P2, P2_want, PM * PN);
+  if (m >= 0) {
+    fprintf(stderr, "host example: plan: P[%ld][%ld] is %.9g, plain C says %.9g\n", m / PN, m % PN, P2[m], P2_want[m]);
+    return 1;
+  }
+  return 0;
+}
+
 int main(void) {
   uint32_t s = 2024;
   for (int t = 0; t < N * N; t++) A[t] = next_value(&s), B[t] = next_value(&s);
@@ -123,6 +185,7 @@ int main(void) {
     fprintf(stderr, "host example: a*b+a: O[%ld] is %.9g, plain C says %.9g\n", o, O[o], O_want[o]);
     return 1;
   }
-  printf("host example: matmul %dx%d ok, a*b+a ok\n", N, N);
+  if (plan_matmul()) return 1;
+  printf("host example: matmul %dx%d ok, a*b+a ok, plan matmul %dx%dx%d ok\n", N, N, PM, PK, PN);
   return 0;
 }
