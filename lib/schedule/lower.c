@@ -21,9 +21,9 @@
  * A REDUCE accumulates exactly as `run` does: the first element of each
  * output, then op(acc, x) for the others, left to right in C order of the
  * reduced axes, in the output's memory (read after write is sequential in
- * kernels).  With one reduced axis of size n the first element is peeled
- * (acc = x[0]; loop t < n-1: acc = op(acc, x[t+1])); with several,
- * acc = where(every reduce range is 0, x, op(acc, x)).
+ * kernels).  The reduced axes are one flat range: the first element is
+ * peeled (acc = x[0]; loop t < P-1: acc = op(acc, x[t+1]), t+1 unravelled
+ * over the reduced shape).
  *
  * Undefined operations (docs/semantics.md, "Undefined operations in plans")
  * are poison: each op that can be undefined gets a check (a code), its
@@ -525,36 +525,34 @@ static uopc_node *kernel_graph(lctx *L, uint32_t b) {
     uopc_node *e[UOPC_LIMIT_DIMS], *addr, *oi = ravel(L, o, pb->shape, nd);
     memcpy(e, o, nd * sizeof *e);
     addr = uopc_index(c, buf, &oi, 1);
-    uint32_t nreal = 0, last = 0;
-    for (uint32_t j = 0; j < K; j++)
-      if (x->shape[nd + j] > 1) nreal++, last = j;
-    if (nreal <= 1) { /* peel the first element */
-      for (uint32_t j = 0; j < K; j++) e[nd + j] = I(L, 0);
-      if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
-      uopc_node *first = site(L, uopc_store(c, addr, r.v), r.pc, 0);
-      if (!nreal) return uopc_sink(c, (uopc_node *[]){end_over(L, first, o, nd)}, 1);
-      int32_t n = x->shape[nd + last];
-      uopc_node *t = uopc_range(c, I(L, n - 1), next++);
-      e[nd + last] = simp(L, uopc_add(c, t, I(L, 1)));
-      if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
-      uopc_node *acc = uopc_alu2(c, (uopc_op)m->arg.rop, uopc_load(c, addr), r.v);
-      uopc_node *inner = uopc_end(c, site(L, uopc_store(c, addr, acc), r.pc, 1), &t, 1);
-      uopc_node *body = uopc_sink(c, (uopc_node *[]){first, inner}, 2);
-      return uopc_sink(c, (uopc_node *[]){end_over(L, body, o, nd)}, 1);
-    }
-    /* several reduced axes: where(first, x, op(acc, x)) in one nest */
-    uopc_node *rr[UOPC_LIMIT_DIMS], *firstc = B(L, 1);
-    ranges(L, x->shape + nd, K, rr, &next);
-    for (uint32_t j = 0; j < K; j++) {
-      e[nd + j] = rr[j];
-      if (rr[j]->op == UOPC_OP_RANGE) firstc = and_(L, firstc, eq(L, rr[j], I(L, 0)));
+    /* the reduced axes as one flat range in C order: the first element is
+       peeled, the others are f = t + 1 for t < P - 1, unravelled over the
+       reduced shape (simplify folds the unravel back into the flat index
+       wherever the body reads the axes contiguously) */
+    const int32_t *R = x->shape + nd;
+    int64_t P = 1;
+    for (uint32_t j = 0; j < K; j++) P *= R[j];
+    for (uint32_t j = 0; j < K; j++) e[nd + j] = I(L, 0);
+    if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
+    uopc_node *first = site(L, uopc_store(c, addr, r.v), r.pc, 0);
+    if (P == 1) return uopc_sink(c, (uopc_node *[]){end_over(L, first, o, nd)}, 1);
+    uopc_node *t = uopc_range(c, I(L, P - 1), next++), *f = uopc_add(c, t, I(L, 1));
+    for (uint32_t j = K; j-- > 0;) {
+      if (R[j] == 1) {
+        e[nd + j] = I(L, 0);
+        continue;
+      }
+      int64_t later = 1;
+      for (uint32_t q = j + 1; q < K; q++) later *= R[q];
+      uopc_node *v = later == 1 ? f : uopc_idiv_k(c, f, (double)later);
+      if (later * R[j] < P) v = uopc_mod_k(c, v, R[j]);
+      e[nd + j] = simp(L, v);
     }
     if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
-    uopc_node *acc = uopc_where(c, firstc, r.v, uopc_alu2(c, (uopc_op)m->arg.rop, uopc_load(c, addr), r.v));
-    /* the poison buffer is zeroed per call: max(rank so far, rank) is right
-       from the first element on */
-    uopc_node *inner = end_over(L, site(L, uopc_store(c, addr, acc), r.pc, 1), rr, K);
-    return uopc_sink(c, (uopc_node *[]){end_over(L, inner, o, nd)}, 1);
+    uopc_node *acc = uopc_alu2(c, (uopc_op)m->arg.rop, uopc_load(c, addr), r.v);
+    uopc_node *inner = uopc_end(c, site(L, uopc_store(c, addr, acc), r.pc, 1), &t, 1);
+    uopc_node *body = uopc_sink(c, (uopc_node *[]){first, inner}, 2);
+    return uopc_sink(c, (uopc_node *[]){end_over(L, body, o, nd)}, 1);
   }
   if (own == b && m->op == UOPC_OP_STACK) { /* one loop nest per element */
     uopi_nodes parts = {0}; /* scratch: reset by uopi_lower_buffer */
