@@ -1,11 +1,11 @@
-/* lib/llvm/kernel.c - the public kernel API: compile, call, free, emit.
- * Compiles go through the kernel cache (lib/llvm/cache.h): a handle holds
- * one reference on a cache entry, which owns the code. */
+/* lib/kernel.c - the public kernel API (include/uopc/jit.h): compile, call,
+ * free, emit, on top of the pipeline (lib/compile.c).  A handle holds one
+ * reference on a kernel cache entry, which owns the code. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "llvm/cache.h"
-#include "llvm/emit.h"
+#include "compile.h"
 
 struct uopc_kernel {
   const uopi_jit_code *code; /* owned by entry */
@@ -32,28 +32,9 @@ static void copy_err(uopc_ctx *c, uopc_error *e) {
   if (e && uopc_ctx_error(c)) *e = *uopc_ctx_error(c);
 }
 
-/* prepare + emit: the module of the kernel rooted at root, or NULL. */
-static LLVMModuleRef build(uopc_ctx *c, uopc_node *root, uopi_kernel_ir *k, char *name, size_t name_size) {
-  if (uopi_kernel_prepare(c, root, k) != UOPC_OK) return NULL;
-  uopi_jit_unique_name(name, name_size, "uopc_k");
-  LLVMModuleRef m;
-  return uopi_emit_kernel(c, k, name, &m) == UOPC_OK ? m : NULL;
-}
-
-/* The cache's compile step: emit the prepared kernel as `name`, compile it. */
-static uopc_status compile_fn(uopc_ctx *c, const uopi_kernel_ir *k, uopi_jit_tier t, const char *name, void *ud,
-                              uopi_jit_code **out) {
-  (void)ud;
-  LLVMModuleRef m;
-  if (uopi_emit_kernel(c, k, name, &m) != UOPC_OK) return uopc_ctx_error(c)->code;
-  uopc_error je = {0};
-  if (uopi_jit_compile(m, name, t, out, &je) != UOPC_OK) return uopc_fail(c, je.code, "%s", je.msg), je.code;
-  return UOPC_OK;
-}
-
 uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
   uopi_kentry *entry;
-  if (uopi_kcache_get(c, root, tier_of(opts), compile_fn, NULL, &entry) != UOPC_OK) {
+  if (uopi_compile_kernel(c, root, tier_of(opts), &entry) != UOPC_OK) {
     copy_err(c, e);
     return NULL;
   }
@@ -131,34 +112,13 @@ uopc_dtype uopc_kernel_buf_dtype(const uopc_kernel *k, uint32_t s) { return s < 
 int64_t uopc_kernel_buf_len(const uopc_kernel *k, uint32_t s) { return s < k->nbufs ? k->len[s] : 0; }
 
 char *uopc_emit_llvm(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
-  (void)opts;
-  uopi_kernel_ir k;
-  char name[64];
-  LLVMModuleRef m = build(c, root, &k, name, sizeof name);
-  if (!m) {
-    copy_err(c, e);
-    return NULL;
-  }
-  char *s = uopi_jit_ir_text(m);
-  uopi_jit_module_free(m);
-  if (!s) uopc_fail(c, UOPC_ERR_NOMEM, "out of memory"), copy_err(c, e);
+  char *s = uopi_compile_text(c, root, tier_of(opts), 0);
+  if (!s) copy_err(c, e);
   return s;
 }
 
 char *uopc_emit_asm(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
-  uopi_kernel_ir k;
-  char name[64];
-  LLVMModuleRef m = build(c, root, &k, name, sizeof name);
-  if (!m) {
-    copy_err(c, e);
-    return NULL;
-  }
-  char *s = NULL;
-  uopc_error je = {0};
-  if (uopi_jit_asm_text(m, tier_of(opts), &s, &je) != UOPC_OK) {
-    uopc_fail(c, je.code, "%s", je.msg);
-    copy_err(c, e);
-  }
-  uopi_jit_module_free(m);
+  char *s = uopi_compile_text(c, root, tier_of(opts), 1);
+  if (!s) copy_err(c, e);
   return s;
 }

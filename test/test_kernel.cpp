@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "fuzz.h"
 #include "uopc/uopc.h"
 
 namespace {

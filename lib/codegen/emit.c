@@ -1,7 +1,7 @@
-/* lib/llvm/emit.c - a prepared kernel graph as LLVM IR.
+/* lib/codegen/emit.c - a prepared kernel graph as LLVM IR.
  *
  * The function is   void NAME(ptr noalias %b0, ..., ptr noalias %status)
- * (lib/llvm/jit.h's convention; the last pointer is an i32 status word, 0 on
+ * (lib/jit/jit.h's convention; the last pointer is an i32 status word, 0 on
  * entry, set to 1 + slot when an access falls outside BUFFER slot).
  *
  * Effects are emitted in program order: a SINK's sources one after another,
@@ -22,7 +22,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "llvm/emit.h"
+#include "codegen/emit.h"
 
 #define MAX_LOOPS 256
 #define MAX_EFFECT_DEPTH 1000

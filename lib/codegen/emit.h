@@ -1,8 +1,8 @@
-/* lib/llvm/emit.h - kernel graphs to LLVM IR. */
-#ifndef UOPI_LLVM_EMIT_H
-#define UOPI_LLVM_EMIT_H
+/* lib/codegen/emit.h - kernels to LLVM IR (lib/codegen/emit.c). */
+#ifndef UOPI_CODEGEN_EMIT_H
+#define UOPI_CODEGEN_EMIT_H
 
-#include "llvm/jit.h"
+#include "jit/jit.h"
 #include "lower/kernel.h"
 
 /* Emits the prepared kernel k as function `name` in a new module (its own

@@ -1,4 +1,4 @@
-/* lib/llvm/code.c - code handles: link an object, look up, remove.
+/* lib/jit/code.c - code handles: link an object, look up, remove.
  *
  * Each kernel gets its own ResourceTracker in the main JITDylib, so freeing
  * one releases exactly its memory: Remove, then Release, then clear the
@@ -11,7 +11,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "jit_impl.h"
+#include "jit/jit_impl.h"
 
 /* Removes and releases rt; under g->lock. */
 static void drop_rt(uopi_jit_engine *g, LLVMOrcResourceTrackerRef rt) {

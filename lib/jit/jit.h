@@ -1,4 +1,4 @@
-/* lib/llvm/jit.h - the JIT engine: LLVM modules in, callable kernels out.
+/* lib/jit/jit.h - the JIT engine: LLVM modules in, callable kernels out.
  *
  * One engine per process: an ORC LLJIT that only links, plus pools of host
  * TargetMachines that optimize and generate code.  The pipeline of a compile:
@@ -6,6 +6,15 @@
  *   module ──prepare──▶ optimized module ──emit──▶ object bytes ──load──▶ code
  *   (own context)       (verify, triple/DL,       (codegen on a       (add to the JIT
  *                        passes of the tier)        pooled host TM)     + look up, locked)
+ *
+ * The engine knows LLVM modules, object bytes and code handles; it knows
+ * nothing of uopc graphs, kernels or the kernel cache (docs/design.md).
+ *
+ * This header includes no LLVM header: the LLVM handle types it mentions
+ * are declared below exactly as llvm-c/Types.h declares them (a C11 typedef
+ * may be repeated), so that lib/kcache and lib/compile.c can hold modules
+ * and code without seeing LLVM.  Code that builds IR includes llvm-c/Core.h
+ * itself.
  *
  * Threads: everything here may be called from any number of threads at once.
  * prepare and emit run in parallel (every module has its own LLVMContext,
@@ -26,20 +35,22 @@
  * unknown function name, a wrong buffer count) gives UOPC_ERR_ARG.  e may be
  * NULL.  Allocation is malloc: the engine belongs to no uopc_ctx.
  */
-#ifndef UOPI_LLVM_JIT_H
-#define UOPI_LLVM_JIT_H
+#ifndef UOPI_JIT_JIT_H
+#define UOPI_JIT_JIT_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include <llvm-c/Orc.h>
-#include <llvm-c/Types.h>
 
 #include "internal.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* LLVM's opaque handles, as llvm-c/Types.h and llvm-c/Orc.h declare them. */
+typedef struct LLVMOpaqueModule *LLVMModuleRef;
+typedef struct LLVMOpaqueValue *LLVMValueRef;
+typedef struct LLVMOrcOpaqueResourceTracker *LLVMOrcResourceTrackerRef;
 
 /* ---- tiers ---------------------------------------------------------------
  * TIER0: a short function pipeline (LICM, loop vectorizer, simplifycfg) and
@@ -49,7 +60,8 @@ extern "C" {
  *        it unrolls fully (64^3 matmul).  For hot kernels. */
 typedef enum uopi_jit_tier { UOPI_JIT_TIER0 = 0, UOPI_JIT_TIER2 = 2 } uopi_jit_tier;
 
-/* The LLVM pass pipeline text of a tier (for traces and cache keys). */
+/* The LLVM pass pipeline text of a tier (for traces and cache keys); NULL for
+   an unknown tier.  Static storage. */
 UOPI_FUNC const char *uopi_jit_tier_pipeline(uopi_jit_tier t);
 
 /* ---- the engine ----------------------------------------------------------
@@ -62,30 +74,34 @@ UOPI_FUNC const char *uopi_jit_tier_pipeline(uopi_jit_tier t);
  *
  * uopi_jit_shutdown: disposes the LLJIT and every pooled TargetMachine.  Call
  * it explicitly before exit (never from a static destructor: LLVM aborts).
- * It first frees the kernel cache's code that no uopc_kernel holds
- * (lib/llvm/cache.h), then refuses (UOPC_ERR_ARG, nothing more freed) while
- * kernels are live, and needs no other engine call to be running.  A later
- * call re-creates the engine. */
+ * It refuses (UOPC_ERR_ARG, nothing freed) while code handles are live, and
+ * needs no other engine call to be running.  A later call re-creates the
+ * engine.  Code held by the kernel cache is live: the ordered shutdown of
+ * the whole library is uopi_compile_shutdown (lib/compile.h), which empties
+ * the cache first. */
 UOPI_FUNC uopc_status uopi_jit_init(uopc_error *e);
 UOPI_FUNC uopc_status uopi_jit_shutdown(uopc_error *e);
 
-/* Compiles and frees one small kernel at the tier, to absorb the first-compile
-   costs (page faults, lazy LLVM initialization: +2-18 ms) at a chosen time. */
+/* Compiles and frees one tiny kernel built here (a 64-element loop) at
+   the tier, to absorb the first-compile costs (page faults, lazy LLVM
+   initialization: +2-18 ms) at a chosen time. */
 UOPI_FUNC uopc_status uopi_jit_warm(uopi_jit_tier t, uopc_error *e);
 
 /* What the object code depends on besides the IR, for cache keys: LLVM
    version, triple, host CPU and features, the cl::opts set.  A static string
-   after a successful init, NULL before. */
+   after a successful init (valid until shutdown), NULL before. */
 UOPI_FUNC const char *uopi_jit_target_id(void);
 
 /* ---- building modules ----------------------------------------------------- */
 
 /* A new module in a new LLVMContext, with the host triple and data layout.
-   The caller owns both (uopi_jit_compile disposes them). */
+   The caller owns both (uopi_jit_compile disposes them).  *out is NULL on
+   failure. */
 UOPI_FUNC uopc_status uopi_jit_module_new(const char *name, LLVMModuleRef *out, uopc_error *e);
 
 /* Disposes a module and its LLVMContext (for modules made by
-   uopi_jit_module_new that are not handed to uopi_jit_compile). */
+   uopi_jit_module_new that are not handed to uopi_jit_compile).  NULL is a
+   no-op. */
 UOPI_FUNC void uopi_jit_module_free(LLVMModuleRef m);
 
 /* Marks fn nounwind (no .eh_frame to register per kernel) and every pointer
@@ -94,22 +110,11 @@ UOPI_FUNC void uopi_jit_module_free(LLVMModuleRef m);
 UOPI_FUNC void uopi_jit_mark_kernel(LLVMValueRef fn);
 
 /* Writes "<prefix>_<process nonce>_<counter>" into buf (size n >= 64 is
-   always enough for a prefix up to 16 chars): unique in this process and,
-   with overwhelming probability, against names in objects loaded from other
+   always enough for a prefix up to 16 chars; a smaller buffer gets a
+   truncated, NUL-terminated name): unique in this process and, with
+   overwhelming probability, against names in objects loaded from other
    processes' caches. */
 UOPI_FUNC void uopi_jit_unique_name(char *buf, size_t n, const char *prefix);
-
-/* A sample kernel, built with the C API, in a new module (uopi_jit_module_new):
- *   UOPI_JIT_SAMPLE_EW:  void NAME(ptr o, ptr a, ptr b): o[i] = a[i]*b[i] + a[i],
- *                        i < n, f32, fmul then fadd (no FMA)
- *   UOPI_JIT_SAMPLE_MM:  void NAME(ptr c, ptr a, ptr b): c = a @ b, n x n f32,
- *                        loops i, k, j (unit stride innermost), c zeroed
- *                        first, c[i,j] = c[i,j] + a[i,k]*b[k,j] in k order
- * Parameters marked with uopi_jit_mark_kernel.  Used by uopi_jit_warm, the
- * tests and the benchmarks. */
-typedef enum uopi_jit_sample { UOPI_JIT_SAMPLE_EW, UOPI_JIT_SAMPLE_MM } uopi_jit_sample;
-UOPI_FUNC uopc_status uopi_jit_sample_module(uopi_jit_sample s, int64_t n, const char *name,
-                                             LLVMModuleRef *out, uopc_error *e);
 
 /* ---- compiling -------------------------------------------------------------
  * The steps of uopi_jit_compile, callable one by one (for --emit, the cache

@@ -1,9 +1,9 @@
-/* lib/llvm/jit_impl.h - what the JIT engine's files share (engine.c, tm.c,
+/* lib/jit/jit_impl.h - what the JIT engine's files share (engine.c, tm.c,
  * passes.c, object.c, code.c, launch.c, ...).  Users of the engine include
  * jit.h only.
  */
-#ifndef UOPI_LLVM_JIT_IMPL_H
-#define UOPI_LLVM_JIT_IMPL_H
+#ifndef UOPI_JIT_JIT_IMPL_H
+#define UOPI_JIT_JIT_IMPL_H
 
 #include <pthread.h>
 
@@ -11,7 +11,7 @@
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/TargetMachine.h>
 
-#include "jit.h"
+#include "jit/jit.h"
 
 /* ---- engine.c: the one engine of the process ----------------------------- */
 typedef struct uopi_jit_engine {

@@ -1,4 +1,4 @@
-/* lib/llvm/launch.c - calling a kernel in a known floating-point environment.
+/* lib/jit/launch.c - calling a kernel in a known floating-point environment.
  *
  * JIT code follows whatever MXCSR the calling thread has: with FTZ/DAZ set
  * (as -ffast-math binaries and some audio/ML libraries leave it), 2^-140 * 1
@@ -17,7 +17,7 @@
  * a pointer parameter, so the vectorizer can see noalias on each); the switch
  * below gives each arity its own call.
  */
-#include "jit_impl.h"
+#include "jit/jit_impl.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>

@@ -1,4 +1,4 @@
-/* lib/llvm/names.c - unique kernel symbols and the kernel attributes.
+/* lib/jit/names.c - unique kernel symbols and the kernel attributes.
  *
  * Every kernel in the JIT needs its own symbol: redefining one is a
  * DuplicateDefinition error.  A name carries a per-process random nonce, so
@@ -14,7 +14,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "jit_impl.h"
+#include "jit/jit_impl.h"
 
 static pthread_once_t nonce_once = PTHREAD_ONCE_INIT;
 static uint64_t nonce;

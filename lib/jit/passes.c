@@ -1,4 +1,4 @@
-/* lib/llvm/passes.c - the IR pipelines of the two tiers, and prepare.
+/* lib/jit/passes.c - the IR pipelines of the two tiers, and prepare.
  *
  * TIER0 is the short pipeline measured in docs/jit.md: LICM (hoists the
  * loop-invariant loads of a loop nest), the loop vectorizer at the host's
@@ -14,7 +14,7 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include "jit_impl.h"
+#include "jit/jit_impl.h"
 
 static const char tier0_pipeline[] =
     "function(loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg)";

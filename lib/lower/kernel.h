@@ -23,6 +23,11 @@ typedef struct uopi_kernel_ir {
   uopc_node *bufs[UOPI_KERNEL_MAX_BUFS];     /* the BUFFER of each slot */
 } uopi_kernel_ir;
 
+/* UOPC_OK when root can be a kernel's root (a SINK, STORE or END); else
+   UOPC_ERR_ARG (NULL) or UOPC_ERR_TYPE, with the context's error set.  Cheap:
+   looks at root only (uopi_kernel_prepare checks the rest). */
+UOPI_FUNC uopc_status uopi_kernel_check_root(uopc_ctx *c, const uopc_node *root);
+
 /* Checks and prepares root (a SINK, or one STORE/END).  On error returns
    NULL-equivalent status with the context's error set (UOPC_ERR_TYPE for a
    graph that is not a kernel). */

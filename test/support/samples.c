@@ -1,13 +1,16 @@
-/* lib/llvm/samples.c - two reference kernels built with the LLVM C API.
+/* test/support/samples.c - two reference kernels built with the LLVM C API,
+ * for the JIT engine's tests (test/test_jit_engine.cpp) and bench_jit.
  *
- * They warm the engine up (uopi_jit_warm) and serve the tests and the
- * benchmarks.  They are written the way the lowering should write kernels:
+ * They are written the way the lowering should write kernels:
  * SSA values (no allocas), bottom-tested loops over i64 induction variables,
  * inbounds GEPs, fmul and fadd without fast-math flags, noalias buffers.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include <llvm-c/Core.h>
 
-#include "jit_impl.h"
+#include "support/samples.h"
 
 typedef struct builder {
   LLVMContextRef c;
@@ -100,11 +103,16 @@ static void build_mm(builder *B, int64_t n) {
   loop_end(B, &i, n);
 }
 
-uopc_status uopi_jit_sample_module(uopi_jit_sample s, int64_t n, const char *name,
-                                   LLVMModuleRef *out, uopc_error *e) {
+uopc_status sample_module(sample_kind s, int64_t n, const char *name, LLVMModuleRef *out, uopc_error *e) {
   *out = NULL;
-  if (n < 1 || (s != UOPI_JIT_SAMPLE_EW && s != UOPI_JIT_SAMPLE_MM))
-    return uopi_jit_fail(e, UOPC_ERR_ARG, "bad sample kernel (%d, n=%lld)", (int)s, (long long)n);
+  if (n < 1 || (s != SAMPLE_EW && s != SAMPLE_MM)) {
+    if (e) {
+      memset(e, 0, sizeof *e);
+      e->code = UOPC_ERR_ARG;
+      snprintf(e->msg, sizeof e->msg, "bad sample kernel (%d, n=%lld)", (int)s, (long long)n);
+    }
+    return UOPC_ERR_ARG;
+  }
   LLVMModuleRef m;
   uopc_status st = uopi_jit_module_new(name, &m, e);
   if (st) return st;
@@ -117,7 +125,7 @@ uopc_status uopi_jit_sample_module(uopi_jit_sample s, int64_t n, const char *nam
   B.fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(B.c), params, 3, 0));
   uopi_jit_mark_kernel(B.fn);
   LLVMPositionBuilderAtEnd(B.b, LLVMAppendBasicBlockInContext(B.c, B.fn, "entry"));
-  if (s == UOPI_JIT_SAMPLE_EW)
+  if (s == SAMPLE_EW)
     build_ew(&B, n);
   else
     build_mm(&B, n);

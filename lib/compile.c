@@ -1,0 +1,121 @@
+/* lib/compile.c - the kernel compile pipeline, top down.
+ *
+ *   check ─▶ raw key ─▶ prepare ─▶ key ─▶ cache get ─────────▶ emit ─▶ JIT ─▶ cache put
+ *            lookup     (simplify          (memory, then disk;
+ *            (as given)  indices)           a hit stops here)
+ *
+ * Every stage is one call into the layer that owns it (docs/design.md):
+ * lib/lower prepares, lib/codegen emits LLVM IR, lib/jit optimizes,
+ * generates code and links, lib/kcache stores.  Only this file knows their
+ * order, and only this file drives the cache: on a miss it becomes the
+ * filler of the pending entry and fills it (or abandons it on failure).
+ *
+ * The raw-key lookup comes before any rewriting: preparing a kernel costs
+ * about as much as the rest of a memory hit, so a graph compiled before (in
+ * any context) is found by its serialization as given.
+ *
+ * Ordered shutdown lives here too: cached code first, then the engine.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/emit.h"
+#include "compile.h"
+
+/* ---- the stages -------------------------------------------------------------- */
+
+/* A kernel root: a SINK, STORE or END (the rest is checked by prepare). */
+static uopc_status check(uopc_ctx *c, uopc_node *root) {
+  return uopi_kernel_check_root(c, root);
+}
+
+/* emit + JIT: the code of the prepared kernel k, whose entry symbol is name. */
+static uopc_status build(uopc_ctx *c, const uopi_kernel_ir *k, const char *name, uopi_jit_tier t,
+                         uopi_jit_code **out) {
+  LLVMModuleRef m;
+  uopc_status st = uopi_emit_kernel(c, k, name, &m); /* LLVM IR */
+  if (st) return st;
+  uopc_error je = {0};
+  st = uopi_jit_compile(m, name, t, out, &je); /* optimize, generate code, link; disposes m */
+  if (st) uopc_fail(c, je.code, "%s", je.msg);
+  return st;
+}
+
+/* cache get (memory, then disk) and, on a miss, the rest of the pipeline and
+   cache put: the entry of the prepared kernel k with key `key`, held. */
+static uopc_status get(uopc_ctx *c, const uopi_kernel_ir *k, uopi_kkey *key, uopi_jit_tier t, uopi_kentry **out) {
+  uopi_kentry *e;
+  int found = uopi_kcache_acquire(key, &e); /* memory: ready, or pending and ours to fill */
+  if (found == UOPI_KCACHE_NOMEM) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory"), UOPC_ERR_NOMEM;
+  if (found == UOPI_KCACHE_HIT) {
+    *out = e;
+    return UOPC_OK;
+  }
+  uopi_kmeta meta;
+  uopi_kmeta_of(k, &meta);
+  uopi_jit_code *code = NULL;
+  if (uopi_kdisk_load(key, &meta, &code, meta.name, sizeof meta.name)) { /* disk */
+    uopi_kcache_fill(e, code, &meta);
+    *out = e;
+    return UOPC_OK;
+  }
+  uopi_jit_unique_name(meta.name, sizeof meta.name, "uopc_k");
+  uopc_status st = build(c, k, meta.name, t, &code);
+  if (st) {
+    uopi_kcache_abandon(e);
+    return st;
+  }
+  uopi_kstat_add(UOPI_KSTAT_MISS, 1);
+  char hex[2 * UOPI_KCACHE_HASH + 1];
+  uopi_kcache_hex(key->hash, hex);
+  uopi_kcache_debug("miss %s: compiled", hex);
+  uopi_kcache_fill(e, code, &meta); /* cache put: memory, then disk */
+  uopi_kdisk_store(key, &meta, code);
+  *out = e;
+  return UOPC_OK;
+}
+
+/* ---- the pipeline ---------------------------------------------------------------- */
+
+uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, uopi_kentry **out) {
+  uopi_kkey raw = {0}, key = {0};
+  uopi_kernel_ir k;
+  *out = NULL;
+  uopc_status st = check(c, root);
+  if (!st) st = uopi_kkey_raw(c, root, t, &raw);              /* the graph as given */
+  if (!st && (*out = uopi_kcache_find_raw(&raw))) goto done; /* seen before: a memory hit */
+  if (!st) st = uopi_kernel_prepare(c, root, &k);            /* simplify indices */
+  if (!st) st = uopi_kkey_make(c, &k, t, &key);              /* the prepared graph's key */
+  if (!st) st = get(c, &k, &key, t, out);                    /* memory, disk, or compile */
+  if (!st) uopi_kcache_alias(*out, &raw);                    /* remember the graph as given */
+done:
+  uopi_kkey_free(&key);
+  uopi_kkey_free(&raw);
+  return st;
+}
+
+char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, int asm_text) {
+  uopi_kernel_ir k;
+  char name[64];
+  LLVMModuleRef m = NULL;
+  uopc_status st = check(c, root);
+  if (!st) st = uopi_kernel_prepare(c, root, &k);
+  uopi_jit_unique_name(name, sizeof name, "uopc_k");
+  if (!st) st = uopi_emit_kernel(c, &k, name, &m);
+  if (st) return NULL;
+  char *s = NULL;
+  if (!asm_text) {
+    s = uopi_jit_ir_text(m);
+    if (!s) uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+  } else {
+    uopc_error je = {0};
+    if (uopi_jit_asm_text(m, t, &s, &je) != UOPC_OK) uopc_fail(c, je.code, "%s", je.msg);
+  }
+  uopi_jit_module_free(m);
+  return s;
+}
+
+uopc_status uopi_compile_shutdown(uopc_error *e) {
+  uopi_kcache_drop_unheld(); /* cached code would keep the engine alive */
+  return uopi_jit_shutdown(e);
+}
