@@ -1,12 +1,17 @@
 /* lib/compile.c - the kernel compile pipeline, top down.
  *
- *   check ─▶ raw key ─▶ prepare ─▶ key ─▶ cache get ─────────▶ emit ─▶ JIT ─▶ cache put
- *            lookup     (simplify          (memory, then disk;
- *            (as given)  indices)           a hit stops here)
+ *   check ─▶ raw key ─▶ prepare ─▶ key ─▶ cache get ─▶ linearize ─▶ emit ─▶ JIT ─▶ cache put
+ *            lookup     (simplify          (memory,     (ordered     (LLVM   (passes,  (memory,
+ *            (as given)  indices)           then disk;   program)     IR)     codegen,  disk)
+ *                                           a hit stops                       link)
+ *                                           here)
  *
  * Every stage is one call into the layer that owns it (docs/design.md):
- * lib/lower prepares, lib/codegen emits LLVM IR, lib/jit optimizes,
- * generates code and links, lib/kcache stores.  Only this file knows their
+ * lib/lower prepares and linearizes, lib/codegen emits LLVM IR, lib/jit
+ * optimizes, generates code and links, lib/kcache stores.  Under
+ * UOPC_DEBUG=check (read through the context) a verifier runs between
+ * stages; a failing one is a bug and aborts with its reason.  Under
+ * UOPC_DEBUG=linearize the program is printed to stderr.  Only this file knows their
  * order, and only this file drives the cache: on a miss it becomes the
  * filler of the pending entry and fills it (or abandons it on failure).
  *
@@ -16,6 +21,7 @@
  *
  * Ordered shutdown lives here too: cached code first, then the engine.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,11 +35,47 @@ static uopc_status check(uopc_ctx *c, uopc_node *root) {
   return uopi_kernel_check_root(c, root);
 }
 
-/* emit + JIT: the code of the prepared kernel k, whose entry symbol is name. */
+/* The verifier after linearize, under the debug switch: UOPC_OK, or
+   UOPC_ERR_NOMEM; a broken program is a bug (abort with the reason). */
+static uopc_status verify_prog(uopc_ctx *c, const uopi_prog *p) {
+  if (!uopi_check(c)) return UOPC_OK;
+  const char *why;
+  uint32_t at;
+  int r = uopi_prog_verify(p, &why, &at);
+  if (r < 0) return UOPC_ERR_NOMEM;
+  if (r > 0) {
+    fprintf(stderr, "uopc: linearized program broken at instruction %u: %s\n", at, why);
+    uopi_prog_print(p, stderr);
+    uopi_die(__FILE__, __LINE__, "uopi_prog_verify");
+  }
+  return UOPC_OK;
+}
+
+/* The program on stderr under UOPC_DEBUG=linearize. */
+static void dump_prog(const uopi_prog *p, const char *name) {
+  const char *d = getenv("UOPC_DEBUG");
+  if (!d || !strstr(d, "linearize")) return;
+  fprintf(stderr, "uopc linearize: kernel %s\n", name);
+  uopi_prog_print(p, stderr);
+}
+
+/* linearize + emit: the LLVM module of the prepared kernel k as `name`. */
+static uopc_status lower(uopc_ctx *c, const uopi_kernel_ir *k, const char *name, LLVMModuleRef *m) {
+  uopi_prog p;
+  *m = NULL;
+  uopc_status st = uopi_linearize(c, k, &p); /* the ordered program */
+  if (!st) st = verify_prog(c, &p);
+  if (!st) dump_prog(&p, name);
+  if (!st) st = uopi_emit(c, &p, name, m); /* LLVM IR */
+  uopi_prog_free(&p);
+  return st;
+}
+
+/* linearize + emit + JIT: the code of the prepared kernel k as `name`. */
 static uopc_status build(uopc_ctx *c, const uopi_kernel_ir *k, const char *name, uopi_jit_tier t,
                          uopi_jit_code **out) {
   LLVMModuleRef m;
-  uopc_status st = uopi_emit_kernel(c, k, name, &m); /* LLVM IR */
+  uopc_status st = lower(c, k, name, &m);
   if (st) return st;
   uopc_error je = {0};
   st = uopi_jit_compile(m, name, t, out, &je); /* optimize, generate code, link; disposes m */
@@ -101,7 +143,7 @@ char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, int asm_t
   uopc_status st = check(c, root);
   if (!st) st = uopi_kernel_prepare(c, root, &k);
   uopi_jit_unique_name(name, sizeof name, "uopc_k");
-  if (!st) st = uopi_emit_kernel(c, &k, name, &m);
+  if (!st) st = lower(c, &k, name, &m);
   if (st) return NULL;
   char *s = NULL;
   if (!asm_text) {

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -316,6 +317,180 @@ TEST(KernelLoops, RangeClosedTwiceRunsTwoLoopsInOrder) {
       EXPECT_EQ(vp[j], va[63 - j] * 2 + 1);
     }
   }
+}
+
+// Read after write across iterations: A[0] is read before the loop (for
+// O[0]) and again inside the loop that writes A[i].  Iteration i reads the
+// A[0] that iteration 0 wrote, not the value read before the loop: A ends
+// [a0+1, a0+2, a0+2, a0+2].  (The emitter before the linearize stage reused
+// the value read before the loop and gave [a0+1, a0+1, a0+1, a0+1].)
+TEST(KernelLoops, ReadAfterWriteAcrossIterations) {
+  const char *text = R"(
+%A = buffer : slot=0 dtype=i32 shape=(4,)
+%O = buffer : slot=1 dtype=i32 shape=(4,)
+%z = index %A, 0
+%x = load %z
+%o0 = index %O, 0
+%s0 = store %o0, %x
+%i = range 4 : idx=0
+%ai = index %A, %i
+%y = add %x, 1
+%s1 = store %ai, %y
+%e = end %s1, %i
+%k = sink %s0, %e
+)";
+  for (uopc_tier t : kTiers) {
+    Ctx c;
+    Kernel kern = Compile(c.c, Parse(c.c, text), t);
+    ASSERT_TRUE(kern);
+    std::vector<int32_t> a = {10, 20, 30, 40}, o(4, 0);
+    ASSERT_EQ(Call(kern, {a.data(), o.data()}), UOPC_OK);
+    EXPECT_EQ(a, (std::vector<int32_t>{11, 12, 12, 12})) << "tier " << t;
+    EXPECT_EQ(o[0], 10);
+  }
+}
+
+// A value read before a loop that stores to its buffer, used after the
+// loop, is read again: P[0] = A[0] after A[i] = i + 5 for all i, in a kernel
+// that also read A[0] before the loop.
+TEST(KernelLoops, ReadAfterALoopThatWrote) {
+  Ctx c;
+  uopc_ctx *x = c.c;
+  uopc_node *A = uopc_buffer(x, 0, UOPC_DT_I32, 8), *P = uopc_buffer(x, 1, UOPC_DT_I32, 2);
+  uopc_node *zero = uopc_const_i(x, UOPC_DT_I32, 0), *one = uopc_const_i(x, UOPC_DT_I32, 1);
+  uopc_node *a0 = uopc_load(x, uopc_index(x, A, &zero, 1));
+  uopc_node *s0 = uopc_store(x, uopc_index(x, P, &one, 1), a0);
+  uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, 8), 0);
+  uopc_node *s1 = uopc_store(x, uopc_index(x, A, &i, 1), uopc_add_k(x, i, 5));
+  uopc_node *e = uopc_end(x, s1, &i, 1);
+  uopc_node *s2 = uopc_store(x, uopc_index(x, P, &zero, 1), a0);
+  uopc_node *effects[3] = {s0, e, s2};
+  uopc_node *k = uopc_sink(x, effects, 3);
+  ASSERT_NE(k, nullptr) << c.err();
+  for (uopc_tier t : kTiers) {
+    Kernel kern = Compile(x, k, t);
+    ASSERT_TRUE(kern);
+    std::vector<int32_t> a(8, -7), p(2, 0);
+    ASSERT_EQ(Call(kern, {a.data(), p.data()}), UOPC_OK);
+    EXPECT_EQ(p[1], -7) << "tier " << t;
+    EXPECT_EQ(p[0], 5) << "tier " << t;
+  }
+}
+
+// ---- depth: nothing recurses, nothing is capped -----------------------------------------
+
+// O[0] = O[0] + 1 inside 10,000 nested ENDs, each closing its own RANGE of 1.
+TEST(KernelDepth, TenThousandNestedLoops) {
+  constexpr int kDepth = 10000;
+  Ctx c;
+  uopc_ctx *x = c.c;
+  uopc_node *O = uopc_buffer(x, 0, UOPC_DT_I32, 1), *zero = uopc_const_i(x, UOPC_DT_I32, 0);
+  uopc_node *p = uopc_index(x, O, &zero, 1);
+  uopc_node *e = uopc_store(x, p, uopc_add_k(x, uopc_load(x, p), 1));
+  for (int d = kDepth - 1; d >= 0; d--) {
+    uopc_node *r = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, 1), d);
+    e = uopc_end(x, e, &r, 1);
+  }
+  uopc_node *k = uopc_sink(x, &e, 1);
+  ASSERT_NE(k, nullptr) << c.err();
+  Kernel kern = Compile(x, k);
+  ASSERT_TRUE(kern);
+  int32_t o = 41;
+  std::vector<void *> bufs = {&o};
+  ASSERT_EQ(Call(kern, bufs), UOPC_OK);
+  EXPECT_EQ(o, 42);
+}
+
+// One END closing 10,000 RANGEs (a loop nest 10,000 deep), and the same
+// store under 10,000 levels of SINK(END(SINK(END(...)))).
+TEST(KernelDepth, TenThousandRangesOfOneEndAndDeepSinkEndNesting) {
+  constexpr int kDepth = 10000;
+  Ctx c;
+  uopc_ctx *x = c.c;
+  uopc_node *O = uopc_buffer(x, 0, UOPC_DT_I32, 1), *zero = uopc_const_i(x, UOPC_DT_I32, 0);
+  uopc_node *p = uopc_index(x, O, &zero, 1);
+  uopc_node *st = uopc_store(x, p, uopc_add_k(x, uopc_load(x, p), 1));
+  std::vector<uopc_node *> r(kDepth);
+  for (int d = 0; d < kDepth; d++) r[d] = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, 1), d);
+  uopc_node *wide = uopc_sink(x, std::vector<uopc_node *>{uopc_end(x, st, r.data(), kDepth)}.data(), 1);
+  uopc_node *deep = st;
+  for (int d = 0; d < kDepth; d++) {
+    uopc_node *s = uopc_sink(x, &deep, 1);
+    deep = uopc_end(x, s, &r[d], 1);
+  }
+  deep = uopc_sink(x, &deep, 1);
+  ASSERT_NE(wide, nullptr) << c.err();
+  ASSERT_NE(deep, nullptr) << c.err();
+  for (uopc_node *k : {wide, deep}) {
+    Kernel kern = Compile(x, k);
+    ASSERT_TRUE(kern);
+    int32_t o = 1;
+    std::vector<void *> bufs = {&o};
+    ASSERT_EQ(Call(kern, bufs), UOPC_OK);
+    EXPECT_EQ(o, 2);
+  }
+}
+
+// ---- cost in proportion to the kernel ------------------------------------------------------
+
+struct Counting {
+  size_t bytes = 0;  // grown, summed over every allocation and reallocation
+};
+
+void *CountingRealloc(void *ud, void *p, size_t old_n, size_t new_n) {
+  if (new_n == 0) {
+    std::free(p);
+    return nullptr;
+  }
+  if (new_n > old_n) static_cast<Counting *>(ud)->bytes += new_n - old_n;
+  return std::realloc(p, new_n);
+}
+
+// A 10-node kernel in a context that also holds 1,000,000 unrelated nodes:
+// compiling it allocates in proportion to the kernel (the emitter's tables
+// were once sized by the whole context: 20 bytes a node, 20 MB here).
+TEST(KernelCost, SmallKernelInAHugeContextAllocatesLittle) {
+  Counting n;
+  uopc_alloc a{CountingRealloc, &n};
+  uopc_ctx *c = uopc_ctx_new(&a);
+  ASSERT_NE(c, nullptr);
+  uopc_node *k = Parse(c, R"(
+%A = buffer : slot=0 dtype=f32 shape=(37,)
+%O = buffer : slot=1 dtype=f32 shape=(37,)
+%i = range 37 : idx=0
+%pa = index %A, %i
+%v = load %pa
+%w = mul %v, 2.5
+%po = index %O, %i
+%st = store %po, %w
+%e = end %st, %i
+%k = sink %e
+)");
+  ASSERT_NE(k, nullptr);
+  for (int32_t v = 0; v < 1000000; v++) ASSERT_NE(uopc_const_i(c, UOPC_DT_I32, 1000 + v), nullptr);
+  ASSERT_GE(uopc_ctx_count(c), 1000000u);
+  // the whole pipeline, not a cache hit
+  const char *old = std::getenv("UOPC_CACHE");
+  std::string saved = old ? old : "";
+  setenv("UOPC_CACHE", "0", 1);
+  uopc_cache_clear_memory();
+  n.bytes = 0;
+  uopc_error e{};
+  uopc_kernel *kern = uopc_compile(c, k, nullptr, &e);
+  size_t during = n.bytes;
+  if (old) setenv("UOPC_CACHE", saved.c_str(), 1);
+  else unsetenv("UOPC_CACHE");
+  ASSERT_NE(kern, nullptr) << e.msg;
+  std::printf("[ info     ] compiling a 10-node kernel in a context of %u nodes allocated %zu bytes\n",
+              uopc_ctx_count(c), during);
+  EXPECT_LT(during, (size_t)256 * 1024);
+  std::vector<float> va(37), vo(37);
+  for (int j = 0; j < 37; j++) va[j] = (float)j;
+  void *bufs[2] = {va.data(), vo.data()};
+  ASSERT_EQ(uopc_kernel_call(kern, bufs, 2, &e), UOPC_OK) << e.msg;
+  EXPECT_EQ(vo[36], 90.0f);
+  uopc_kernel_free(kern);
+  uopc_ctx_free(c);
 }
 
 // C = A @ B by loops i, k, j, accumulating into the zeroed output, against

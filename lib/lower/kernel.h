@@ -33,9 +33,6 @@ UOPI_FUNC uopc_status uopi_kernel_check_root(uopc_ctx *c, const uopc_node *root)
    graph that is not a kernel). */
 UOPI_FUNC uopc_status uopi_kernel_prepare(uopc_ctx *c, uopc_node *root, uopi_kernel_ir *out);
 
-/* The bit of a buffer slot in a load mask (slots >= 63 share bit 63). */
-static inline uint64_t uopi_slot_bit(int64_t slot) { return 1ull << (slot < 63 ? slot : 63); }
-
 #ifdef __cplusplus
 }
 #endif
