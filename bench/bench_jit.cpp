@@ -163,7 +163,7 @@ void BM_Ew(benchmark::State &state) {
   LLVMModuleRef m;
   uopi_jit_code *k;
   Check(sample_module(SAMPLE_EW, n, name.c_str(), &m, &e), e, "build");
-  Check(uopi_jit_compile(m, name.c_str(), t, &k, &e), e, "compile");
+  Check(uopi_jit_compile(m, name.c_str(), 3, t, &k, &e), e, "compile");
   void *bufs[3] = {o.p, a.p, b.p};
 
   // Same bits from both.

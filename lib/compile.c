@@ -78,7 +78,7 @@ static uopc_status build(uopc_ctx *c, const uopi_kernel_ir *k, const char *name,
   uopc_status st = lower(c, k, name, &m);
   if (st) return st;
   uopc_error je = {0};
-  st = uopi_jit_compile(m, name, t, out, &je); /* optimize, generate code, link; disposes m */
+  st = uopi_jit_compile(m, name, k->nbufs + 1, t, out, &je); /* optimize, generate code, link; disposes m */
   if (st) uopc_fail(c, je.code, "%s", je.msg);
   return st;
 }

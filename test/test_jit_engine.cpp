@@ -75,7 +75,7 @@ Code CompileSample(sample_kind s, int64_t n, uopi_jit_tier t, std::string *name_
   LLVMModuleRef m;
   EXPECT_EQ(sample_module(s, n, name.c_str(), &m, &e), UOPC_OK) << e.msg;
   uopi_jit_code *k = nullptr;
-  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), t, &k, &e), UOPC_OK) << e.msg;
+  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), 3, t, &k, &e), UOPC_OK) << e.msg;
   if (name_out) *name_out = name;
   return Code(k);
 }
@@ -310,7 +310,7 @@ TEST(JitEngine, ErrorsAreReportedNotFatal) {
   LLVMContextRef cx = LLVMGetModuleContext(m);
   LLVMValueRef fn = LLVMAddFunction(m, "bad", LLVMFunctionType(LLVMVoidTypeInContext(cx), nullptr, 0, 0));
   LLVMAppendBasicBlockInContext(cx, fn, "entry");
-  EXPECT_EQ(uopi_jit_compile(m, "bad", UOPI_JIT_TIER0, &k, &e), UOPC_ERR_JIT);
+  EXPECT_EQ(uopi_jit_compile(m, "bad", 0, UOPI_JIT_TIER0, &k, &e), UOPC_ERR_JIT);
   EXPECT_EQ(k, nullptr);
   EXPECT_NE(std::strstr(e.msg, "invalid LLVM module"), nullptr) << e.msg;
   EXPECT_NE(std::strstr(e.msg, "terminator"), nullptr) << e.msg;
@@ -318,7 +318,7 @@ TEST(JitEngine, ErrorsAreReportedNotFatal) {
   // No function of that name.
   std::string name = Name("err");
   ASSERT_EQ(sample_module(SAMPLE_EW, 8, name.c_str(), &m, &e), UOPC_OK);
-  EXPECT_EQ(uopi_jit_compile(m, "no_such_kernel", UOPI_JIT_TIER0, &k, &e), UOPC_ERR_ARG);
+  EXPECT_EQ(uopi_jit_compile(m, "no_such_kernel", 3, UOPI_JIT_TIER0, &k, &e), UOPC_ERR_ARG);
   EXPECT_NE(std::strstr(e.msg, "no_such_kernel"), nullptr) << e.msg;
 
   // A call to an undefined function fails to link, with the symbol named.
@@ -326,14 +326,15 @@ TEST(JitEngine, ErrorsAreReportedNotFatal) {
   ASSERT_EQ(uopi_jit_module_new(name.c_str(), &m, &e), UOPC_OK);
   cx = LLVMGetModuleContext(m);
   LLVMTypeRef vt = LLVMFunctionType(LLVMVoidTypeInContext(cx), nullptr, 0, 0);
-  fn = LLVMAddFunction(m, name.c_str(), vt);
+  LLVMTypeRef pt = LLVMPointerTypeInContext(cx, 0);
+  fn = LLVMAddFunction(m, name.c_str(), LLVMFunctionType(LLVMVoidTypeInContext(cx), &pt, 1, 0));  // an entry
   LLVMValueRef ext = LLVMAddFunction(m, "uopc_test_missing_symbol", vt);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(cx);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cx, fn, "entry"));
   LLVMBuildCall2(b, vt, ext, nullptr, 0, "");
   LLVMBuildRetVoid(b);
   LLVMDisposeBuilder(b);
-  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), UOPI_JIT_TIER0, &k, &e), UOPC_ERR_JIT);
+  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), 0, UOPI_JIT_TIER0, &k, &e), UOPC_ERR_JIT);
   EXPECT_NE(std::strstr(e.msg, "uopc_test_missing_symbol"), nullptr) << e.msg;
 
   // Bytes that are not an object.
@@ -343,7 +344,7 @@ TEST(JitEngine, ErrorsAreReportedNotFatal) {
 
   // A bad tier, a wrong buffer count.
   ASSERT_EQ(sample_module(SAMPLE_EW, 8, name.c_str(), &m, &e), UOPC_OK);
-  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), (uopi_jit_tier)1, &k, &e), UOPC_ERR_ARG);
+  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), 3, (uopi_jit_tier)1, &k, &e), UOPC_ERR_ARG);
   Code c = CompileSample(SAMPLE_EW, 8, UOPI_JIT_TIER0);  // the engine still works
   ASSERT_NE(c.k, nullptr);
   void *bufs[2] = {nullptr, nullptr};

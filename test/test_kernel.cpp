@@ -902,6 +902,96 @@ TEST(KernelDtypes, BoolBuffers) {
   }
 }
 
+// ---- many buffers: the calling convention takes an array of pointers ------------------
+
+// O[i] = B0[i] + B1[i] + ... + B62[i] over 63 i32 inputs: 64 buffers, the most
+// a kernel takes, at both tiers (and still vectorized: noalias survives the
+// entry's array of pointers).
+TEST(KernelBuffers, SixtyFourBuffers) {
+  constexpr int kIn = 63, kN = 1000;
+  Ctx c;
+  uopc_ctx *x = c.c;
+  uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, kN), 0);
+  uopc_node *sum = nullptr;
+  for (int s = 0; s < kIn; s++) {
+    uopc_node *v = uopc_load(x, uopc_index(x, uopc_buffer(x, s, UOPC_DT_I32, kN), &i, 1));
+    sum = sum ? uopc_add(x, sum, v) : v;
+  }
+  uopc_node *st = uopc_store(x, uopc_index(x, uopc_buffer(x, kIn, UOPC_DT_I32, kN), &i, 1), sum);
+  uopc_node *e = uopc_end(x, st, &i, 1);
+  uopc_node *k = uopc_sink(x, &e, 1);
+  ASSERT_NE(k, nullptr) << c.err();
+  std::vector<std::vector<int32_t>> b(kIn + 1, std::vector<int32_t>(kN));
+  for (int s = 0; s < kIn; s++)
+    for (int j = 0; j < kN; j++) b[s][j] = (s + 1) * 1000003 + j * (s ^ 7);
+  for (uopc_tier t : kTiers) {
+    Kernel kern = Compile(x, k, t);
+    ASSERT_TRUE(kern);
+    EXPECT_EQ(uopc_kernel_nbufs(kern.get()), 64u);
+    std::vector<void *> bufs;
+    for (auto &v : b) bufs.push_back(v.data());
+    std::fill(b[kIn].begin(), b[kIn].end(), -1);
+    ASSERT_EQ(Call(kern, bufs), UOPC_OK);
+    for (int j = 0; j < kN; j++) {
+      uint32_t want = 0;
+      for (int s = 0; s < kIn; s++) want += (uint32_t)b[s][j];
+      ASSERT_EQ((uint32_t)b[kIn][j], want) << "tier " << t << " j " << j;
+    }
+    // the many-buffer checks: an overlap, a NULL, both named as for few buffers
+    uopc_error e2{};
+    std::vector<void *> bad = bufs;
+    bad[40] = b[20].data() + 10;
+    EXPECT_EQ(Call(kern, bad, &e2), UOPC_ERR_ARG);
+    EXPECT_STREQ(e2.msg, "buffers 20 and 40 overlap (kernels need distinct memory per slot)");
+    bad = bufs;
+    bad[33] = nullptr;
+    EXPECT_EQ(Call(kern, bad, &e2), UOPC_ERR_ARG);
+    EXPECT_STREQ(e2.msg, "buffer 33 is NULL");
+  }
+  std::string s = Asm(x, k, UOPC_TIER_FAST);
+  EXPECT_NE(s.find("vpaddd"), std::string::npos) << "the sum is vectorized";
+  // 65 buffers: too many
+  uopc_node *extra = uopc_store(x, uopc_index(x, uopc_buffer(x, 64, UOPC_DT_I32, kN), &i, 1), sum);
+  uopc_node *effects[2] = {st, extra};
+  uopc_node *e65 = uopc_end(x, uopc_sink(x, effects, 2), &i, 1);
+  uopc_error err{};
+  EXPECT_EQ(uopc_compile(x, uopc_sink(x, &e65, 1), nullptr, &err), nullptr);
+  EXPECT_EQ(err.code, UOPC_ERR_TYPE);
+  EXPECT_NE(std::string(err.msg).find("at most 64 buffers"), std::string::npos) << err.msg;
+}
+
+// 17 bool outputs: O_k[i] = A[i] < k for k = 0 .. 16.
+TEST(KernelBuffers, SeventeenBoolOutputs) {
+  constexpr int kOut = 17, kN = 333;
+  Ctx c;
+  uopc_ctx *x = c.c;
+  uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, kN), 0);
+  uopc_node *a = uopc_load(x, uopc_index(x, uopc_buffer(x, 0, UOPC_DT_F32, kN), &i, 1));
+  std::vector<uopc_node *> stores;
+  for (int k = 0; k < kOut; k++) {
+    uopc_node *lt = uopc_alu2(x, UOPC_OP_CMPLT, a, uopc_const_f(x, UOPC_DT_F32, (double)k));
+    stores.push_back(uopc_store(x, uopc_index(x, uopc_buffer(x, 1 + k, UOPC_DT_BOOL, kN), &i, 1), lt));
+  }
+  uopc_node *body = uopc_sink(x, stores.data(), kOut);
+  uopc_node *e = uopc_end(x, body, &i, 1);
+  uopc_node *root = uopc_sink(x, &e, 1);
+  ASSERT_NE(root, nullptr) << c.err();
+  for (uopc_tier t : kTiers) {
+    Kernel kern = Compile(x, root, t);
+    ASSERT_TRUE(kern);
+    ASSERT_EQ(uopc_kernel_nbufs(kern.get()), 18u);
+    std::vector<float> va(kN);
+    for (int j = 0; j < kN; j++) va[j] = (float)(j % 40) * 0.5f - 2.0f;
+    va[5] = F32(0x7fc00000);  // NaN < k is False
+    std::vector<std::vector<uint8_t>> o(kOut, std::vector<uint8_t>(kN, 7));
+    std::vector<void *> bufs = {va.data()};
+    for (auto &v : o) bufs.push_back(v.data());
+    ASSERT_EQ(Call(kern, bufs), UOPC_OK);
+    for (int k = 0; k < kOut; k++)
+      for (int j = 0; j < kN; j++) ASSERT_EQ(o[k][j], va[j] < (float)k ? 1 : 0) << "tier " << t << " k " << k << " j " << j;
+  }
+}
+
 // ---- code -------------------------------------------------------------------------------------
 
 // o = a*b + a over 4096 f32 from a uopc graph: packed multiplies on ymm/zmm

@@ -3,9 +3,11 @@
  * nothing: where each value is computed, and which values are reused, is
  * the program's decision.
  *
- * The function is   void NAME(ptr noalias %b0, ..., ptr noalias %status)
- * (lib/jit/jit.h's convention; the last pointer is an i32 status word, 0 on
- * entry, set to 1 + slot when an access falls outside BUFFER slot).
+ * The kernel is in the JIT's convention (lib/jit/jit.h): an entry taking an
+ * array of nbufs + 1 pointers, and the body emitted here,
+ *   void NAME.body(ptr noalias %b0, ..., ptr noalias %status)
+ * whose last pointer is an i32 status word, 0 on entry, set to 1 + slot when
+ * an access falls outside BUFFER slot.
  *
  *   VALUE    the op (ops.c); INDEX: the bounds check when the program says
  *            so, then the address; LOAD: a load at the element's alignment
@@ -174,15 +176,15 @@ uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, LLVMMod
   g->f16 = LLVMHalfTypeInContext(g->lc), g->f32 = LLVMFloatTypeInContext(g->lc), g->f64 = LLVMDoubleTypeInContext(g->lc);
   g->ptr = LLVMPointerTypeInContext(g->lc, 0);
   size_t nparams = (size_t)p->nbufs + 1;
-  LLVMTypeRef *params = uopc_mem_alloc(c, nparams * sizeof *params);
   g->bufs = uopc_mem_alloc(c, nparams * sizeof *g->bufs);
   E.val = uopc_mem_alloc(c, (size_t)(p->n ? p->n : 1) * sizeof *E.val);
   E.loops = uopc_mem_alloc(c, (size_t)(p->max_depth ? p->max_depth : 1) * sizeof *E.loops);
-  int ok = params && g->bufs && E.val && E.loops;
+  int ok = g->bufs && E.val && E.loops;
+  if (ok && uopi_jit_kernel_new(m, name, (unsigned)nparams, &g->fn, &je) != UOPC_OK) {
+    uopc_fail(c, je.code, "%s", je.msg);
+    ok = 0;
+  }
   if (ok) {
-    for (size_t i = 0; i < nparams; i++) params[i] = g->ptr;
-    g->fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(g->lc), params, (unsigned)nparams, 0));
-    uopi_jit_mark_kernel(g->fn);
     for (uint32_t i = 0; i < p->nbufs; i++) g->bufs[i] = LLVMGetParam(g->fn, i);
     g->status = LLVMGetParam(g->fn, p->nbufs);
     g->b = LLVMCreateBuilderInContext(g->lc);
@@ -192,7 +194,6 @@ uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, LLVMMod
     if (ok) LLVMBuildRetVoid(g->b);
     LLVMDisposeBuilder(g->b);
   }
-  uopc_mem_free(c, params, nparams * sizeof *params);
   uopc_mem_free(c, g->bufs, nparams * sizeof *g->bufs);
   uopc_mem_free(c, E.val, (size_t)(p->n ? p->n : 1) * sizeof *E.val);
   uopc_mem_free(c, E.loops, (size_t)(p->max_depth ? p->max_depth : 1) * sizeof *E.loops);

@@ -21,15 +21,21 @@
  * every pass run and codegen its own TargetMachine); only load and free take
  * the engine's mutex (0.1-0.3 ms: the link).  See docs/jit.md.
  *
- * The kernel convention (what the lowering emits, what uopi_jit_call calls):
+ * The kernel convention (entry.c; what the lowering emits, what
+ * uopi_jit_call calls):
  *
- *   define void @NAME(ptr noalias %b0, ptr noalias %b1, ...) nounwind
+ *   define void @NAME(ptr %args) nounwind        ; args[0 .. nargs)
+ *   define internal void @NAME.body(ptr noalias %0, ..., ptr noalias %nargs-1)
+ *                                    alwaysinline nounwind
  *
- * at most UOPI_JIT_MAX_BUFS pointer parameters, one per buffer, no other
- * parameters, no return value; NAME unique in the process (uopi_jit_unique_name).
- * Loops should be bottom-tested (do-while with the guard hoisted): the fast
- * tier does not rotate loops and the loop vectorizer needs the latch to be the
- * exiting block.  Keep FP ops free of fast-math flags (see docs/jit.md).
+ * The entry loads every pointer of the array once and calls the body, which
+ * the tier pipelines inline (keeping noalias as alias scopes, so that the
+ * vectorizer needs no runtime alias checks).  uopi_jit_kernel_new makes
+ * both; the caller fills the body.  NAME is unique in the process
+ * (uopi_jit_unique_name).  Loops should be bottom-tested (do-while with the
+ * guard hoisted): the fast tier does not rotate loops and the loop
+ * vectorizer needs the latch to be the exiting block.  Keep FP ops free of
+ * fast-math flags (see docs/jit.md).
  *
  * Errors: LLVM failures give UOPC_ERR_JIT with LLVM's message; misuse (an
  * unknown function name, a wrong buffer count) gives UOPC_ERR_ARG.  e may be
@@ -104,10 +110,18 @@ UOPI_FUNC uopc_status uopi_jit_module_new(const char *name, LLVMModuleRef *out, 
    no-op. */
 UOPI_FUNC void uopi_jit_module_free(LLVMModuleRef m);
 
-/* Marks fn nounwind (no .eh_frame to register per kernel) and every pointer
-   parameter noalias (no runtime alias checks in vectorized loops).  Only
-   valid when the buffers of a call never overlap. */
-UOPI_FUNC void uopi_jit_mark_kernel(LLVMValueRef fn);
+/* The most pointers a kernel's argument array may hold (a sanity bound: the
+   convention has no limit of its own). */
+#define UOPI_JIT_MAX_ARGS 65536
+
+/* Adds to m the kernel `name` in the convention above, taking nargs
+   pointers (nargs <= UOPI_JIT_MAX_ARGS): the entry, complete, and the body,
+   declared with its attributes but empty: *body, for the caller to fill
+   (its parameters are the pointers, in order).  Only valid when the
+   pointers of a call never overlap.  UOPC_ERR_ARG (too many), or
+   UOPC_ERR_NOMEM, with *body NULL. */
+UOPI_FUNC uopc_status uopi_jit_kernel_new(LLVMModuleRef m, const char *name, unsigned nargs, LLVMValueRef *body,
+                                          uopc_error *e);
 
 /* Writes "<prefix>_<process nonce>_<counter>" into buf (size n >= 64 is
    always enough for a prefix up to 16 chars; a smaller buffer gets a
@@ -141,28 +155,29 @@ UOPI_FUNC uopc_status uopi_jit_asm_text(LLVMModuleRef m, uopi_jit_tier t, char *
 
 /* ---- code handles -------------------------------------------------------- */
 
-#define UOPI_JIT_MAX_BUFS 16
-
 /* A compiled kernel.  Fields are read-only.  The handle owns the code in the
    JIT (its own ResourceTracker) and a copy of the object bytes. */
 typedef struct uopi_jit_code {
   void (*fn)(void);          /* the entry; call it through uopi_jit_call */
-  unsigned nbufs;            /* number of buffer parameters */
+  unsigned nbufs;            /* number of pointers in its argument array */
   const uint8_t *obj;        /* the ELF object (for the kernel cache) */
   size_t obj_size;
   LLVMOrcResourceTrackerRef rt;
 } uopi_jit_code;
 
-/* prepare + emit + load, for the defined function `name` of m, which takes
-   nbufs pointer parameters and returns void.  Takes ownership of m and of its
-   LLVMContext (which must hold no other module, and must not be the global
-   context) and disposes both, on success and on failure. */
-UOPI_FUNC uopc_status uopi_jit_compile(LLVMModuleRef m, const char *name, uopi_jit_tier t,
+/* prepare + emit + load, for the kernel `name` of m, an entry in the
+   convention above (void(ptr)) whose argument array holds nargs pointers.
+   The module is verified first (UOPC_ERR_JIT), then the entry's type is
+   checked (UOPC_ERR_ARG).  Takes ownership of m and of its LLVMContext
+   (which must hold no other module, and must not be the global context) and
+   disposes both, on success and on failure. */
+UOPI_FUNC uopc_status uopi_jit_compile(LLVMModuleRef m, const char *name, unsigned nargs, uopi_jit_tier t,
                                        uopi_jit_code **out, uopc_error *e);
 
 /* Links an object (bytes copied) into the JIT and looks up `name`, a kernel
-   of nbufs buffers: no optimization, no codegen.  Fails (UOPC_ERR_JIT) when
-   a symbol of the object is already defined by a live kernel. */
+   whose argument array holds nbufs pointers: no optimization, no codegen.
+   Fails (UOPC_ERR_JIT) when a symbol of the object is already defined by a
+   live kernel. */
 UOPI_FUNC uopc_status uopi_jit_load(const void *obj, size_t size, const char *name, unsigned nbufs,
                                     uopi_jit_code **out, uopc_error *e);
 
@@ -171,7 +186,8 @@ UOPI_FUNC uopc_status uopi_jit_load(const void *obj, size_t size, const char *na
 UOPI_FUNC void uopi_jit_free(uopi_jit_code *k);
 
 /* ---- calling -------------------------------------------------------------
- * Calls k(bufs[0], ..., bufs[n-1]) with a known floating-point environment:
+ * Calls k(bufs), bufs[0..n) its argument array, with a known floating-point
+ * environment:
  * the MXCSR control bits at their defaults during the call (0x1F80: round to
  * nearest, FTZ and DAZ off, all exceptions masked), the caller's control bits
  * restored after it, so the caller's FTZ/DAZ/rounding state never changes

@@ -1,5 +1,9 @@
 /* lib/jit/passes.c - the IR pipelines of the two tiers, and prepare.
  *
+ * Both start by inlining the kernel's body into its entry (entry.c: the
+ * always-inliner; default<O2> has it too), which turns the body's noalias
+ * parameters into alias scopes.
+ *
  * TIER0 is the short pipeline measured in docs/jit.md: LICM (hoists the
  * loop-invariant loads of a loop nest), the loop vectorizer at the host's
  * width without interleaving, and simplifycfg to clean up after it.  No
@@ -17,7 +21,7 @@
 #include "jit/jit_impl.h"
 
 static const char tier0_pipeline[] =
-    "function(loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg)";
+    "always-inline,function(loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg)";
 static const char tier2_pipeline[] = "default<O2>";
 
 uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e) {
@@ -29,15 +33,23 @@ const char *uopi_jit_tier_pipeline(uopi_jit_tier t) {
   return t == UOPI_JIT_TIER0 ? tier0_pipeline : t == UOPI_JIT_TIER2 ? tier2_pipeline : NULL;
 }
 
+uopc_status uopi_jit_verify(LLVMModuleRef m, uopc_error *e) {
+  char *msg = NULL;
+  if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) return uopi_jit_fail_msg(e, msg, "invalid LLVM module");
+  if (msg) LLVMDisposeMessage(msg);
+  return UOPC_OK;
+}
+
 uopc_status uopi_jit_prepare(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
+  uopc_status st = uopi_jit_verify(m, e);
+  return st ? st : uopi_jit_passes(m, t, e);
+}
+
+uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
   uopi_jit_engine *g;
   uopc_status st = uopi_jit_check_tier(t, e);
   if (st == UOPC_OK) st = uopi_jit_get(&g, e);
   if (st) return st;
-  char *msg = NULL;
-  if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg))
-    return uopi_jit_fail_msg(e, msg, "invalid LLVM module");
-  if (msg) LLVMDisposeMessage(msg);
   LLVMSetTarget(m, g->triple);
   LLVMSetDataLayout(m, g->dl);
 

@@ -12,7 +12,7 @@
 
 #define WARM_N 64
 
-/* Fills fn: for (i = 0; ; ) { o[i] = a[i]*a[i] + a[i]; if (++i == WARM_N) break; } */
+/* Fills fn, a kernel body (o, a): for (i = 0; ; ) { o[i] = a[i]*a[i] + a[i]; if (++i == WARM_N) break; } */
 static void build(LLVMContextRef c, LLVMValueRef fn) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(c), f32 = LLVMFloatTypeInContext(c);
@@ -44,13 +44,15 @@ uopc_status uopi_jit_warm(uopi_jit_tier t, uopc_error *e) {
   LLVMModuleRef m;
   uopc_status st = uopi_jit_module_new(name, &m, e);
   if (st) return st;
-  LLVMContextRef c = LLVMGetModuleContext(m);
-  LLVMTypeRef ptr = LLVMPointerTypeInContext(c, 0), params[2] = {ptr, ptr};
-  LLVMValueRef fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(c), params, 2, 0));
-  uopi_jit_mark_kernel(fn);
-  build(c, fn);
+  LLVMValueRef body;
+  st = uopi_jit_kernel_new(m, name, 2, &body, e);
+  if (st) {
+    uopi_jit_module_free(m);
+    return st;
+  }
+  build(LLVMGetModuleContext(m), body);
   uopi_jit_code *k = NULL;
-  st = uopi_jit_compile(m, name, t, &k, e);
+  st = uopi_jit_compile(m, name, 2, t, &k, e);
   uopi_jit_free(k);
   return st;
 }

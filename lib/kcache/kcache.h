@@ -39,7 +39,7 @@ extern "C" {
 
 /* The cache format: bump it whenever the file layout, the key serialization
    or the kernel calling convention changes. */
-#define UOPI_KCACHE_FORMAT 1u
+#define UOPI_KCACHE_FORMAT 2u  /* 2: kernels take an array of buffer pointers (up to 64 buffers) */
 #define UOPI_KCACHE_MAGIC "UOPCKRN"     /* 8 bytes with its NUL */
 #define UOPI_KCACHE_SUFFIX ".ukc"
 #define UOPI_KCACHE_HASH 16             /* bytes of a key hash */

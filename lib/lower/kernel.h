@@ -15,7 +15,10 @@
 extern "C" {
 #endif
 
-#define UOPI_KERNEL_MAX_BUFS 15
+/* The most BUFFER slots a kernel may have: the calling convention takes an
+   array of pointers (lib/jit/jit.h), so this bound only sizes the fixed
+   arrays below and the kernel cache's entries. */
+#define UOPI_KERNEL_MAX_BUFS 64
 
 typedef struct uopi_kernel_ir {
   uopc_node *root;                           /* a SINK */

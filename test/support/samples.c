@@ -1,7 +1,9 @@
 /* test/support/samples.c - two reference kernels built with the LLVM C API,
  * for the JIT engine's tests (test/test_jit_engine.cpp) and bench_jit.
  *
- * They are written the way the lowering should write kernels:
+ * They are written the way the lowering should write kernels, in the JIT's
+ * kernel convention (uopi_jit_kernel_new: an entry taking an array of
+ * pointers, and a noalias body that the pipelines inline):
  * SSA values (no allocas), bottom-tested loops over i64 induction variables,
  * inbounds GEPs, fmul and fadd without fast-math flags, noalias buffers.
  */
@@ -117,13 +119,14 @@ uopc_status sample_module(sample_kind s, int64_t n, const char *name, LLVMModule
   uopc_status st = uopi_jit_module_new(name, &m, e);
   if (st) return st;
   builder B = {.c = LLVMGetModuleContext(m)};
+  st = uopi_jit_kernel_new(m, name, 3, &B.fn, e); /* the body; the entry is made */
+  if (st) {
+    uopi_jit_module_free(m);
+    return st;
+  }
   B.b = LLVMCreateBuilderInContext(B.c);
   B.i64 = LLVMInt64TypeInContext(B.c);
   B.f32 = LLVMFloatTypeInContext(B.c);
-  LLVMTypeRef ptr = LLVMPointerTypeInContext(B.c, 0);
-  LLVMTypeRef params[3] = {ptr, ptr, ptr};
-  B.fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(B.c), params, 3, 0));
-  uopi_jit_mark_kernel(B.fn);
   LLVMPositionBuilderAtEnd(B.b, LLVMAppendBasicBlockInContext(B.c, B.fn, "entry"));
   if (s == SAMPLE_EW)
     build_ew(&B, n);

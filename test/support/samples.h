@@ -1,13 +1,14 @@
 /* test/support/samples.h - two reference kernels built with the LLVM C API
  * (test/support/samples.c), for the JIT engine's tests and bench_jit.
  *
- *   SAMPLE_EW:  void NAME(ptr o, ptr a, ptr b): o[i] = a[i]*b[i] + a[i],
+ *   SAMPLE_EW:  NAME(o, a, b): o[i] = a[i]*b[i] + a[i],
  *               i < n, f32, fmul then fadd (no FMA)
- *   SAMPLE_MM:  void NAME(ptr c, ptr a, ptr b): c = a @ b, n x n f32,
+ *   SAMPLE_MM:  NAME(c, a, b): c = a @ b, n x n f32,
  *               loops i, k, j (unit stride innermost), c zeroed first,
  *               c[i,j] = c[i,j] + a[i,k]*b[k,j] in k order
  *
- * In the JIT's kernel convention (lib/jit/jit.h), three buffers.  The same
+ * In the JIT's kernel convention (lib/jit/jit.h): an argument array of three
+ * buffers.  The same
  * computations as bench/cache_kernels.h builds as uopc graphs.
  */
 #ifndef UOPC_TEST_SUPPORT_SAMPLES_H
