@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 #include <unistd.h>
 #include <xmmintrin.h>
@@ -21,6 +22,7 @@
 
 #include "compile.h"
 #include "jit/jit.h"
+#include "jit/jit_impl.h"  // UOPI_JIT_BLOCK_MAX
 #include "support/samples.h"
 
 namespace {
@@ -366,6 +368,71 @@ TEST(JitEngine, ShutdownWaitsForKernelsThenRestarts) {
   ASSERT_NE(c.k, nullptr);
   ASSERT_NE(uopi_jit_target_id(), nullptr);
   EXPECT_NE(std::strstr(uopi_jit_target_id(), "llvm 19."), nullptr) << uopi_jit_target_id();
+}
+
+// A loop whose body is one block of 5,000 instructions comes out of the
+// passes split into blocks of at most UOPI_JIT_BLOCK_MAX (for the machine
+// scheduler, lib/jit/blocks.c), still valid IR (the loop's phi names the new
+// latch), and computes what C computes.
+TEST(JitEngine, LongBlocksAreSplitBeforeCodegen) {
+  constexpr int kChain = 5000, kN = 100;
+  for (uopi_jit_tier t : kTiers) {
+    std::string name = Name("long");
+    uopc_error e{};
+    LLVMModuleRef m;
+    ASSERT_EQ(uopi_jit_module_new(name.c_str(), &m, &e), UOPC_OK) << e.msg;
+    LLVMValueRef fn;
+    ASSERT_EQ(uopi_jit_kernel_new(m, name.c_str(), 2, &fn, &e), UOPC_OK) << e.msg;
+    LLVMContextRef cx = LLVMGetModuleContext(m);
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(cx), f32 = LLVMFloatTypeInContext(cx);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(cx);
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(cx, fn, "entry");
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(cx, fn, "loop");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cx, fn, "done");
+    LLVMPositionBuilderAtEnd(b, entry);
+    LLVMBuildBr(b, loop);
+    LLVMPositionBuilderAtEnd(b, loop);
+    LLVMValueRef i = LLVMBuildPhi(b, i64, "i"), zero = LLVMConstInt(i64, 0, 0);
+    LLVMAddIncoming(i, &zero, &entry, 1);
+    LLVMValueRef v = LLVMBuildLoad2(b, f32, LLVMBuildInBoundsGEP2(b, f32, LLVMGetParam(fn, 1), &i, 1, ""), "");
+    for (int k = 0; k < kChain; k++)
+      v = k % 2 ? LLVMBuildFMul(b, v, LLVMConstReal(f32, 0.999), "") : LLVMBuildFAdd(b, v, LLVMConstReal(f32, 0.5), "");
+    LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, f32, LLVMGetParam(fn, 0), &i, 1, ""));
+    LLVMValueRef next = LLVMBuildNUWAdd(b, i, LLVMConstInt(i64, 1, 0), "");
+    LLVMAddIncoming(i, &next, &loop, 1);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, LLVMConstInt(i64, kN, 0), ""), loop, done);
+    LLVMPositionBuilderAtEnd(b, done);
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+
+    LLVMModuleRef copy = LLVMCloneModule(m);
+    ASSERT_EQ(uopi_jit_prepare(copy, t, &e), UOPC_OK) << e.msg;
+    char *msg = nullptr;
+    EXPECT_FALSE(LLVMVerifyModule(copy, LLVMReturnStatusAction, &msg)) << msg;
+    LLVMDisposeMessage(msg);
+    LLVMValueRef entry_fn = LLVMGetNamedFunction(copy, name.c_str());
+    ASSERT_NE(entry_fn, nullptr);
+    unsigned blocks = 0, longest = 0;
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(entry_fn); bb; bb = LLVMGetNextBasicBlock(bb), blocks++) {
+      unsigned n = 0;
+      for (LLVMValueRef x = LLVMGetFirstInstruction(bb); x; x = LLVMGetNextInstruction(x)) n++;
+      longest = n > longest ? n : longest;
+    }
+    LLVMDisposeModule(copy);
+    EXPECT_GE(blocks, (unsigned)(kChain / UOPI_JIT_BLOCK_MAX)) << "tier " << t;
+    EXPECT_LE(longest, (unsigned)UOPI_JIT_BLOCK_MAX) << "tier " << t;
+
+    uopi_jit_code *k = nullptr;
+    ASSERT_EQ(uopi_jit_compile(m, name.c_str(), 2, t, &k, &e), UOPC_OK) << e.msg;
+    Code code(k);
+    std::vector<float> a = Data(kN, 3), o(kN, -1.0f);
+    Call(code, {o.data(), a.data()});
+    for (int j = 0; j < kN; j++) {
+      volatile float r = a[j];
+      for (int q = 0; q < kChain; q++) r = q % 2 ? r * 0.999f : r + 0.5f;
+      ASSERT_EQ(std::memcmp(&o[j], (const void *)&r, 4), 0) << "tier " << t << " j " << j;
+    }
+  }
 }
 
 TEST(JitEngine, UniqueNames) {

@@ -14,6 +14,8 @@
  *   LOOP     a bottom-tested loop: guard `end > 0`, body block, i32 phi
  *            (a constant end of 1: no loop, the counter is 0)
  *   ENDLOOP  the latch: next = i + 1 (nsw), branch back while next < end
+ *            (a loop of more than VECTORIZE_MAX instructions: marked not to
+ *            be vectorized)
  *   STORE    a store at the element's alignment (bool: one byte, 0 or 1)
  *
  * Side tables (the values of instructions, the open loops) are sized by the
@@ -23,11 +25,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <llvm-c/DebugInfo.h> /* temporary metadata nodes */
+
 #include "codegen/cg.h"
+
+/* A loop whose body holds more program instructions than this is not
+   vectorized (llvm.loop.vectorize.enable false on its latch): LLVM 19's
+   loop vectorizer takes time quadratic in the loop's size (2 s for a body
+   of 30,000 instructions, most of it in VPlan's destructor), and a body
+   that large gains little from vector lanes next to its compile time. */
+#define VECTORIZE_MAX 4096
 
 typedef struct loop {
   LLVMValueRef iv, end;
   LLVMBasicBlockRef body, after;
+  uint32_t at; /* the LOOP instruction */
 } loop;
 
 typedef struct em {
@@ -105,10 +117,11 @@ static void store(uopi_cg *E, const uopi_pinst *x, LLVMValueRef p, LLVMValueRef 
    the counter 0: no blocks, no phi (deep nests of size-1 loops stay
    straight-line code for LLVM, whose loop passes and register allocator
    take time quadratic in the nesting depth). */
-static LLVMValueRef open_loop(em *E, LLVMValueRef end) {
+static LLVMValueRef open_loop(em *E, uint32_t at, LLVMValueRef end) {
   uopi_cg *g = &E->g;
   loop *l = &E->loops[E->nloops++];
   l->end = end;
+  l->at = at;
   if (LLVMIsAConstantInt(end) && LLVMConstIntGetSExtValue(end) == 1) {
     l->body = l->after = NULL;
     return l->iv = i32c(g, 0);
@@ -124,7 +137,19 @@ static LLVMValueRef open_loop(em *E, LLVMValueRef end) {
   return l->iv;
 }
 
-static void close_loop(em *E) {
+/* Marks the latch br: llvm.loop = distinct !{self, !{"llvm.loop.vectorize.enable", i1 false}}. */
+static void no_vectorize(uopi_cg *g, LLVMValueRef br) {
+  static const char hint[] = "llvm.loop.vectorize.enable";
+  LLVMMetadataRef opt[2] = {LLVMMDStringInContext2(g->lc, hint, sizeof hint - 1),
+                            LLVMValueAsMetadata(LLVMConstInt(g->i1, 0, 0))};
+  LLVMMetadataRef tmp = LLVMTemporaryMDNode(g->lc, NULL, 0);
+  LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(g->lc, opt, 2)};
+  LLVMMetadataRef id = LLVMMDNodeInContext2(g->lc, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(tmp, id); /* operand 0 is the node itself (it becomes distinct) */
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->lc, "llvm.loop", 9), LLVMMetadataAsValue(g->lc, id));
+}
+
+static void close_loop(em *E, uint32_t at) {
   uopi_cg *g = &E->g;
   loop *l = &E->loops[--E->nloops];
   if (!l->body) return; /* one iteration: nothing to close */
@@ -132,7 +157,8 @@ static void close_loop(em *E) {
   LLVMSetNSW(next, 1); /* iv < end <= INT32_MAX */
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMAddIncoming(l->iv, &next, &latch, 1);
-  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, next, l->end, "more"), l->body, l->after);
+  LLVMValueRef br = LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, next, l->end, "more"), l->body, l->after);
+  if (at - l->at > VECTORIZE_MAX) no_vectorize(g, br);
   LLVMPositionBuilderAtEnd(g->b, l->after);
 }
 
@@ -146,8 +172,8 @@ static void emit_all(em *E) {
     LLVMValueRef s[3] = {0}, v = NULL;
     for (uint32_t j = 0; j < x->nsrc; j++) s[j] = E->val[x->src[j]];
     switch (x->kind) {
-    case UOPI_P_LOOP: v = open_loop(E, s[0]); break;
-    case UOPI_P_ENDLOOP: close_loop(E); break;
+    case UOPI_P_LOOP: v = open_loop(E, i, s[0]); break;
+    case UOPI_P_ENDLOOP: close_loop(E, i); break;
     case UOPI_P_STORE: store(g, x, s[0], s[1]); break;
     case UOPI_P_VALUE:
       switch (x->op) {

@@ -13,6 +13,10 @@
 
 #include "jit/jit.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- engine.c: the one engine of the process ----------------------------- */
 typedef struct uopi_jit_engine {
   pthread_mutex_t lock;            /* held around add+lookup and remove only */
@@ -57,4 +61,14 @@ UOPI_FUNC uopc_status uopi_jit_verify(LLVMModuleRef m, uopc_error *e);
 /* uopi_jit_prepare without the verifier (for a module just verified). */
 UOPI_FUNC uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e);
 
+/* ---- blocks.c ------------------------------------------------------------ */
+/* The longest basic block handed to code generation (see blocks.c). */
+#define UOPI_JIT_BLOCK_MAX 1000
+/* Splits every block of m longer than max instructions into blocks of at
+   most max, joined by unconditional branches (after the IR passes). */
+UOPI_FUNC void uopi_jit_bound_blocks(LLVMModuleRef m, unsigned max);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -60,5 +60,7 @@ uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
   LLVMErrorRef err = LLVMRunPasses(m, uopi_jit_tier_pipeline(t), tm, o);
   LLVMDisposePassBuilderOptions(o);
   uopi_jit_tm_give(t, tm);
-  return err ? uopi_jit_fail_err(e, err, "LLVM passes failed") : UOPC_OK;
+  if (err) return uopi_jit_fail_err(e, err, "LLVM passes failed");
+  uopi_jit_bound_blocks(m, UOPI_JIT_BLOCK_MAX); /* for the machine scheduler (blocks.c) */
+  return UOPC_OK;
 }
