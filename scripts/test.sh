@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite: a plain build, an AddressSanitizer+UBSan build, and
-# bounded libFuzzer runs of the .uir parser, the .npy reader and the kernel
-# cache's entry loader.  Exits non-zero on any failure.
+# The whole test suite: the codegen id's coverage of lib/, a plain build, an
+# AddressSanitizer+UBSan build, and bounded libFuzzer runs of the .uir
+# parser, the .npy reader and the kernel cache's entry loader.  Exits
+# non-zero on any failure.
 #   FUZZ_SECONDS  how long each fuzzer runs (default 60)
 #   JOBS          build parallelism (default: number of cores)
 set -euo pipefail
@@ -18,6 +19,9 @@ run_suite() {  # name, cmake args...
   echo "=== $dir: ctest"
   (cd "$dir" && ctest --output-on-failure -j"$JOBS" --timeout 600)
 }
+
+echo "=== the kernel cache's codegen id covers lib/"
+bash scripts/check_codegen_id.sh || status=1
 
 run_suite plain -DCMAKE_BUILD_TYPE=RelWithDebInfo || status=1
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
