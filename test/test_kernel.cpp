@@ -493,6 +493,88 @@ TEST(KernelCost, SmallKernelInAHugeContextAllocatesLittle) {
   uopc_ctx_free(c);
 }
 
+// A failing allocator: the n-th allocation through the context fails.
+struct FailN {
+  long left = -1;  // allocations until one fails (-1: never)
+  long live = 0;   // blocks not freed
+};
+
+void *FailRealloc(void *ud, void *p, size_t old_n, size_t new_n) {
+  auto *f = static_cast<FailN *>(ud);
+  (void)old_n;
+  if (new_n == 0) {
+    if (p) f->live--;
+    std::free(p);
+    return nullptr;
+  }
+  if (f->left == 0) return nullptr;
+  if (f->left > 0) f->left--;
+  void *q = std::realloc(p, new_n);
+  if (q && !p) f->live++;
+  return q;
+}
+
+// Compiling a kernel (prepare, key, linearize, verify, emit) with the n-th
+// allocation failing, for every n: UOPC_ERR_NOMEM each time, no leak, and
+// the context still compiles it afterwards.
+TEST(KernelCost, OutOfMemoryEverywhereInCompile) {
+  const char *text = R"(
+%A = buffer : slot=0 dtype=f32 shape=(16,)
+%B = buffer : slot=1 dtype=i32 shape=(16,)
+%O = buffer : slot=2 dtype=f32 shape=(16,)
+%i = range 16 : idx=0
+%j = range 4 : idx=1
+%pb = index %B, %i
+%b = load %pb
+%q = floordiv %b, 3
+%pa = index %A, %q
+%a = load %pa
+%i4 = mul %i, 4
+%po = index %O, %i
+%o = load %po
+%s = add %o, %a
+%st = store %po, %s
+%e = end %st, %i, %j
+%k = sink %e
+)";
+  const char *old = std::getenv("UOPC_CACHE");
+  std::string saved = old ? old : "";
+  setenv("UOPC_CACHE", "0", 1);  // every attempt runs the whole pipeline
+  long n = 0;
+  bool done = false;
+  for (; n < 100000 && !done; n++) {
+    FailN f;
+    uopc_alloc al{FailRealloc, &f};
+    uopc_ctx *c = uopc_ctx_new(&al);
+    ASSERT_NE(c, nullptr);
+    uopc_ctx_set_check(c, 1);  // the program verifier allocates too
+    uopc_node *k = Parse(c, text);
+    ASSERT_NE(k, nullptr);
+    uopc_cache_clear_memory();
+    f.left = n;
+    uopc_error e{};
+    uopc_kernel *kern = uopc_compile(c, k, nullptr, &e);
+    f.left = -1;
+    if (kern) {
+      done = true;
+    } else {
+      EXPECT_EQ(e.code, UOPC_ERR_NOMEM) << "n=" << n << ": " << e.msg;
+      uopc_ctx_clear_error(c);
+      uopc_cache_clear_memory();
+      kern = uopc_compile(c, k, nullptr, &e);
+      EXPECT_NE(kern, nullptr) << "n=" << n << ": " << e.msg;
+    }
+    uopc_kernel_free(kern);
+    uopc_ctx_free(c);
+    EXPECT_EQ(f.live, 0) << "n=" << n;
+  }
+  if (old) setenv("UOPC_CACHE", saved.c_str(), 1);
+  else unsetenv("UOPC_CACHE");
+  EXPECT_TRUE(done);
+  EXPECT_GT(n, 20) << "allocation points tried";
+  std::printf("[ info     ] %ld allocation points of uopc_compile failed in turn\n", n - 1);
+}
+
 // C = A @ B by loops i, k, j, accumulating into the zeroed output, against
 // exec_alu's f32 MUL and ADD in the same order (no FMA).
 uopc_node *Matmul(uopc_ctx *x, int n) {
