@@ -11,9 +11,10 @@
  * optimizes, generates code and links, lib/kcache stores.  Under
  * UOPC_DEBUG=check (read through the context) a verifier runs between
  * stages; a failing one is a bug and aborts with its reason.  Under
- * UOPC_DEBUG=linearize the program is printed to stderr.  Only this file knows their
- * order, and only this file drives the cache: on a miss it becomes the
- * filler of the pending entry and fills it (or abandons it on failure).
+ * UOPC_DEBUG=linearize the program is printed to stderr.  Only this file
+ * knows their order, and only this file drives the cache: on a miss it
+ * becomes the filler of the pending entry and fills it (or abandons it on
+ * failure, and the threads waiting for it start over).
  *
  * The raw-key lookup comes before any rewriting: preparing a kernel costs
  * about as much as the rest of a memory hit, so a graph compiled before (in
@@ -28,16 +29,20 @@
 #include "codegen/emit.h"
 #include "compile.h"
 
-/* ---- the stages -------------------------------------------------------------- */
+/* ---- helpers of the stages ---------------------------------------------------- */
 
 /* A kernel root: a SINK, STORE or END (the rest is checked by prepare). */
-static uopc_status check(uopc_ctx *c, uopc_node *root) {
-  return uopi_kernel_check_root(c, root);
-}
+static uopc_status check(uopc_ctx *c, uopc_node *root) { return uopi_kernel_check_root(c, root); }
 
-/* The verifier after linearize, under the debug switch: UOPC_OK, or
-   UOPC_ERR_NOMEM; a broken program is a bug (abort with the reason). */
-static uopc_status verify_prog(uopc_ctx *c, const uopi_prog *p) {
+/* The verifier after linearize, under the debug switch (which also prints
+   the program under UOPC_DEBUG=linearize): UOPC_OK, or UOPC_ERR_NOMEM; a
+   broken program is a bug (abort with the reason). */
+static uopc_status verify(uopc_ctx *c, const uopi_prog *p, const char *name) {
+  const char *d = getenv("UOPC_DEBUG");
+  if (d && strstr(d, "linearize")) {
+    fprintf(stderr, "uopc linearize: kernel %s\n", name);
+    uopi_prog_print(p, stderr);
+  }
   if (!uopi_check(c)) return UOPC_OK;
   const char *why;
   uint32_t at;
@@ -51,70 +56,46 @@ static uopc_status verify_prog(uopc_ctx *c, const uopi_prog *p) {
   return UOPC_OK;
 }
 
-/* The program on stderr under UOPC_DEBUG=linearize. */
-static void dump_prog(const uopi_prog *p, const char *name) {
-  const char *d = getenv("UOPC_DEBUG");
-  if (!d || !strstr(d, "linearize")) return;
-  fprintf(stderr, "uopc linearize: kernel %s\n", name);
-  uopi_prog_print(p, stderr);
-}
-
-/* linearize + emit: the LLVM module of the prepared kernel k as `name`. */
-static uopc_status lower(uopc_ctx *c, const uopi_kernel_ir *k, const char *name, LLVMModuleRef *m) {
-  uopi_prog p;
-  *m = NULL;
-  uopc_status st = uopi_linearize(c, k, &p); /* the ordered program */
-  if (!st) st = verify_prog(c, &p);
-  if (!st) dump_prog(&p, name);
-  if (!st) st = uopi_emit(c, &p, name, m); /* LLVM IR */
-  uopi_prog_free(&p);
-  return st;
-}
-
-/* linearize + emit + JIT: the code of the prepared kernel k as `name`. */
-static uopc_status build(uopc_ctx *c, const uopi_kernel_ir *k, const char *name, uopi_jit_tier t,
-                         uopi_jit_code **out) {
-  LLVMModuleRef m;
-  uopc_status st = lower(c, k, name, &m);
-  if (st) return st;
+/* The JIT's error as the context's. */
+static uopc_status jit(uopc_ctx *c, LLVMModuleRef m, const char *name, unsigned nargs, uopi_jit_tier t,
+                       uopi_jit_code **out) {
   uopc_error je = {0};
-  st = uopi_jit_compile(m, name, k->nbufs + 1, t, out, &je); /* optimize, generate code, link; disposes m */
+  uopc_status st = uopi_jit_compile(m, name, nargs, t, out, &je); /* disposes m */
   if (st) uopc_fail(c, je.code, "%s", je.msg);
   return st;
 }
 
-/* cache get (memory, then disk) and, on a miss, the rest of the pipeline and
-   cache put: the entry of the prepared kernel k with key `key`, held. */
-static uopc_status get(uopc_ctx *c, const uopi_kernel_ir *k, uopi_kkey *key, uopi_jit_tier t, uopi_kentry **out) {
-  uopi_kentry *e;
-  int found = uopi_kcache_acquire(key, &e); /* memory: ready, or pending and ours to fill */
+/* How the cache answered. */
+enum { FROM_MEMORY, FROM_DISK, MISSED };
+
+/* cache get: the entry of key, held: ready (FROM_MEMORY), or pending and
+   ours to fill, with its code from disk (FROM_DISK) or not (MISSED: meta's
+   name is then a fresh symbol for the compile). */
+static uopc_status cache_get(uopc_ctx *c, const uopi_kernel_ir *k, uopi_kkey *key, uopi_kmeta *meta,
+                             uopi_kentry **e, uopi_jit_code **code, int *from) {
+  int found = uopi_kcache_acquire(key, e); /* memory (may wait for another thread's fill) */
   if (found == UOPI_KCACHE_NOMEM) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory"), UOPC_ERR_NOMEM;
-  if (found == UOPI_KCACHE_HIT) {
-    *out = e;
-    return UOPC_OK;
-  }
-  uopi_kmeta meta;
-  uopi_kmeta_of(k, &meta);
-  uopi_jit_code *code = NULL;
-  if (uopi_kdisk_load(key, &meta, &code, meta.name, sizeof meta.name)) { /* disk */
-    uopi_kcache_fill(e, code, &meta);
-    *out = e;
-    return UOPC_OK;
-  }
-  uopi_jit_unique_name(meta.name, sizeof meta.name, "uopc_k");
-  uopc_status st = build(c, k, meta.name, t, &code);
-  if (st) {
-    uopi_kcache_abandon(e);
-    return st;
-  }
+  *from = FROM_MEMORY;
+  if (found == UOPI_KCACHE_HIT) return UOPC_OK;
+  uopi_kmeta_of(k, meta);
+  *from = FROM_DISK;
+  if (uopi_kdisk_load(key, meta, code, meta->name, sizeof meta->name)) return UOPC_OK;
+  *from = MISSED;
+  uopi_jit_unique_name(meta->name, sizeof meta->name, "uopc_k");
+  return UOPC_OK;
+}
+
+/* cache put: the pending entry e becomes ready with code (waiters wake up);
+   a compiled kernel is also written to disk. */
+static void cache_put(const uopi_kkey *key, const uopi_kmeta *meta, uopi_kentry *e, uopi_jit_code *code,
+                      int compiled) {
+  uopi_kcache_fill(e, code, meta);
+  if (!compiled) return;
   uopi_kstat_add(UOPI_KSTAT_MISS, 1);
   char hex[2 * UOPI_KCACHE_HASH + 1];
   uopi_kcache_hex(key->hash, hex);
   uopi_kcache_debug("miss %s: compiled", hex);
-  uopi_kcache_fill(e, code, &meta); /* cache put: memory, then disk */
-  uopi_kdisk_store(key, &meta, code);
-  *out = e;
-  return UOPC_OK;
+  uopi_kdisk_store(key, meta, code);
 }
 
 /* ---- the pipeline ---------------------------------------------------------------- */
@@ -122,14 +103,31 @@ static uopc_status get(uopc_ctx *c, const uopi_kernel_ir *k, uopi_kkey *key, uop
 uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, uopi_kentry **out) {
   uopi_kkey raw = {0}, key = {0};
   uopi_kernel_ir k;
+  uopi_kmeta meta;
+  uopi_prog p = {0};
+  LLVMModuleRef m = NULL;
+  uopi_jit_code *code = NULL;
+  uopi_kentry *e = NULL;
+  int from = FROM_MEMORY;
   *out = NULL;
-  uopc_status st = check(c, root);
-  if (!st) st = uopi_kkey_raw(c, root, t, &raw);              /* the graph as given */
-  if (!st && (*out = uopi_kcache_find_raw(&raw))) goto done; /* seen before: a memory hit */
-  if (!st) st = uopi_kernel_prepare(c, root, &k);            /* simplify indices */
-  if (!st) st = uopi_kkey_make(c, &k, t, &key);              /* the prepared graph's key */
-  if (!st) st = get(c, &k, &key, t, out);                    /* memory, disk, or compile */
-  if (!st) uopi_kcache_alias(*out, &raw);                    /* remember the graph as given */
+
+  uopc_status st = check(c, root);                             /* a kernel's root? */
+  if (!st) st = uopi_kkey_raw(c, root, t, &raw);              /* raw-key lookup: the graph as given, */
+  if (!st && (*out = uopi_kcache_find_raw(&raw))) goto done; /*   seen before: a memory hit */
+  if (!st) st = uopi_kernel_prepare(c, root, &k);            /* prepare: indices simplified */
+  if (!st) st = uopi_kkey_make(c, &k, t, &key);              /* key of the prepared graph */
+  if (!st) st = cache_get(c, &k, &key, &meta, &e, &code, &from); /* cache get: memory, then disk */
+  if (!st && from == MISSED) {
+    st = uopi_linearize(c, &k, &p);                           /* linearize: the ordered program */
+    if (!st) st = verify(c, &p, meta.name);
+    if (!st) st = uopi_emit(c, &p, meta.name, &m);            /* emit: LLVM IR */
+    if (!st) st = jit(c, m, meta.name, k.nbufs + 1, t, &code); /* JIT: passes, codegen, link */
+    if (st && e) uopi_kcache_abandon(e);                      /* waiters start over */
+    uopi_prog_free(&p);
+  }
+  if (!st && from != FROM_MEMORY) cache_put(&key, &meta, e, code, from == MISSED); /* cache put */
+  if (!st) uopi_kcache_alias(e, &raw);                       /* remember the graph as given */
+  if (!st) *out = e;
 done:
   uopi_kkey_free(&key);
   uopi_kkey_free(&raw);
@@ -138,12 +136,16 @@ done:
 
 char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, int asm_text) {
   uopi_kernel_ir k;
+  uopi_prog p = {0};
   char name[64];
   LLVMModuleRef m = NULL;
+  uopi_jit_unique_name(name, sizeof name, "uopc_k");
   uopc_status st = check(c, root);
   if (!st) st = uopi_kernel_prepare(c, root, &k);
-  uopi_jit_unique_name(name, sizeof name, "uopc_k");
-  if (!st) st = lower(c, &k, name, &m);
+  if (!st) st = uopi_linearize(c, &k, &p);
+  if (!st) st = verify(c, &p, name);
+  if (!st) st = uopi_emit(c, &p, name, &m);
+  uopi_prog_free(&p);
   if (st) return NULL;
   char *s = NULL;
   if (!asm_text) {
