@@ -8,9 +8,11 @@
  *
  * Every stage is one call into the layer that owns it (docs/design.md):
  * lib/lower prepares and linearizes, lib/codegen emits LLVM IR, lib/jit
- * optimizes, generates code and links, lib/kcache stores.  Under
- * UOPC_DEBUG=check (read through the context) a verifier runs between
- * stages; a failing one is a bug and aborts with its reason.  Under
+ * optimizes, generates code and links, lib/kcache stores.  Verifiers run
+ * between stages: LLVM's on every module the JIT compiles, and under
+ * UOPC_DEBUG=check (read through the context) the program's after
+ * linearize (a failure is a bug: it aborts with the reason) and LLVM's on
+ * the modules printed as text.  Under
  * UOPC_DEBUG=linearize the program is printed to stderr.  Only this file
  * knows their order, and only this file drives the cache: on a miss it
  * becomes the filler of the pending entry and fills it (or abandons it on
@@ -54,6 +56,15 @@ static uopc_status verify(uopc_ctx *c, const uopi_prog *p, const char *name) {
     uopi_die(__FILE__, __LINE__, "uopi_prog_verify");
   }
   return UOPC_OK;
+}
+
+/* LLVM's verifier on an emitted module, as the context's error (a failure
+   is a bug of the emitter, reported, not fatal: the module is only text). */
+static uopc_status verify_module(uopc_ctx *c, LLVMModuleRef m) {
+  uopc_error je = {0};
+  uopc_status st = uopi_jit_verify(m, &je);
+  if (st) uopc_fail(c, je.code, "%s", je.msg);
+  return st;
 }
 
 /* The JIT's error as the context's. */
@@ -145,8 +156,12 @@ char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, int asm_t
   if (!st) st = uopi_linearize(c, &k, &p);
   if (!st) st = verify(c, &p, name);
   if (!st) st = uopi_emit(c, &p, name, &m);
+  if (!st && uopi_check(c)) st = verify_module(c, m); /* no JIT here to verify it */
   uopi_prog_free(&p);
-  if (st) return NULL;
+  if (st) {
+    uopi_jit_module_free(m);
+    return NULL;
+  }
   char *s = NULL;
   if (!asm_text) {
     s = uopi_jit_ir_text(m);

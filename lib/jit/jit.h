@@ -134,6 +134,10 @@ UOPI_FUNC void uopi_jit_unique_name(char *buf, size_t n, const char *prefix);
  * The steps of uopi_jit_compile, callable one by one (for --emit, the cache
  * and timing).  None of them takes ownership of m. */
 
+/* LLVM's verifier on m: UOPC_OK, or UOPC_ERR_JIT "invalid LLVM module: ..."
+   with LLVM's message.  m is unchanged. */
+UOPI_FUNC uopc_status uopi_jit_verify(LLVMModuleRef m, uopc_error *e);
+
 /* Verifies m, sets the host triple and data layout, and runs the tier's
    passes with a host TargetMachine, in place. */
 UOPI_FUNC uopc_status uopi_jit_prepare(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e);

@@ -56,8 +56,6 @@ UOPI_FUNC void uopi_jit_tm_dispose_all(void);
 /* ---- passes.c ----------------------------------------------------------- */
 /* 0 for a valid tier, else UOPC_ERR_ARG with *e set. */
 UOPI_FUNC uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e);
-/* LLVM's verifier on m: UOPC_OK, or UOPC_ERR_JIT "invalid LLVM module: ...". */
-UOPI_FUNC uopc_status uopi_jit_verify(LLVMModuleRef m, uopc_error *e);
 /* uopi_jit_prepare without the verifier (for a module just verified). */
 UOPI_FUNC uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e);
 
