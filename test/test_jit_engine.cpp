@@ -381,12 +381,13 @@ TEST(JitEngine, LongBlocksAreSplitBeforeCodegen) {
     uopc_error e{};
     LLVMModuleRef m;
     ASSERT_EQ(uopi_jit_module_new(name.c_str(), &m, &e), UOPC_OK) << e.msg;
-    LLVMValueRef fn;
-    ASSERT_EQ(uopi_jit_kernel_new(m, name.c_str(), 2, &fn, &e), UOPC_OK) << e.msg;
+    uopi_jit_kernel *kern;
+    ASSERT_EQ(uopi_jit_kernel_new(m, name.c_str(), 2, &kern, &e), UOPC_OK) << e.msg;
+    LLVMValueRef fn = uopi_jit_kernel_fn(kern);
     LLVMContextRef cx = LLVMGetModuleContext(m);
     LLVMTypeRef i64 = LLVMInt64TypeInContext(cx), f32 = LLVMFloatTypeInContext(cx);
     LLVMBuilderRef b = LLVMCreateBuilderInContext(cx);
-    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(cx, fn, "entry");
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);  // after the loads of the pointers
     LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(cx, fn, "loop");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cx, fn, "done");
     LLVMPositionBuilderAtEnd(b, entry);
@@ -394,30 +395,30 @@ TEST(JitEngine, LongBlocksAreSplitBeforeCodegen) {
     LLVMPositionBuilderAtEnd(b, loop);
     LLVMValueRef i = LLVMBuildPhi(b, i64, "i"), zero = LLVMConstInt(i64, 0, 0);
     LLVMAddIncoming(i, &zero, &entry, 1);
-    LLVMValueRef v = LLVMBuildLoad2(b, f32, LLVMBuildInBoundsGEP2(b, f32, LLVMGetParam(fn, 1), &i, 1, ""), "");
+    LLVMValueRef v = LLVMBuildLoad2(b, f32, LLVMBuildInBoundsGEP2(b, f32, uopi_jit_kernel_arg(kern, 1), &i, 1, ""), "");
     for (int k = 0; k < kChain; k++)
       v = k % 2 ? LLVMBuildFMul(b, v, LLVMConstReal(f32, 0.999), "") : LLVMBuildFAdd(b, v, LLVMConstReal(f32, 0.5), "");
-    LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, f32, LLVMGetParam(fn, 0), &i, 1, ""));
+    LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, f32, uopi_jit_kernel_arg(kern, 0), &i, 1, ""));
     LLVMValueRef next = LLVMBuildNUWAdd(b, i, LLVMConstInt(i64, 1, 0), "");
     LLVMAddIncoming(i, &next, &loop, 1);
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, LLVMConstInt(i64, kN, 0), ""), loop, done);
     LLVMPositionBuilderAtEnd(b, done);
     LLVMBuildRetVoid(b);
     LLVMDisposeBuilder(b);
+    uopi_jit_kernel_free(kern);
 
     LLVMModuleRef copy = LLVMCloneModule(m);
     ASSERT_EQ(uopi_jit_prepare(copy, t, &e), UOPC_OK) << e.msg;
     char *msg = nullptr;
     EXPECT_FALSE(LLVMVerifyModule(copy, LLVMReturnStatusAction, &msg)) << msg;
     LLVMDisposeMessage(msg);
-    LLVMValueRef entry_fn = LLVMGetNamedFunction(copy, name.c_str());
-    ASSERT_NE(entry_fn, nullptr);
     unsigned blocks = 0, longest = 0;
-    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(entry_fn); bb; bb = LLVMGetNextBasicBlock(bb), blocks++) {
-      unsigned n = 0;
-      for (LLVMValueRef x = LLVMGetFirstInstruction(bb); x; x = LLVMGetNextInstruction(x)) n++;
-      longest = n > longest ? n : longest;
-    }
+    for (LLVMValueRef f = LLVMGetFirstFunction(copy); f; f = LLVMGetNextFunction(f))
+      for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb), blocks++) {
+        unsigned n = 0;
+        for (LLVMValueRef x = LLVMGetFirstInstruction(bb); x; x = LLVMGetNextInstruction(x)) n++;
+        longest = n > longest ? n : longest;
+      }
     LLVMDisposeModule(copy);
     EXPECT_GE(blocks, (unsigned)(kChain / UOPI_JIT_BLOCK_MAX)) << "tier " << t;
     EXPECT_LE(longest, (unsigned)UOPI_JIT_BLOCK_MAX) << "tier " << t;

@@ -13,9 +13,9 @@ typedef struct uopi_cg {
   LLVMContextRef lc;
   LLVMModuleRef m;
   LLVMBuilderRef b;
+  uopi_jit_kernel *k;         /* the kernel function being built (lib/jit/entry.c) */
   LLVMValueRef fn;            /* the kernel function */
-  LLVMValueRef status;        /* its i32 status word */
-  LLVMValueRef *bufs;         /* its buffer parameters, by slot */
+  LLVMValueRef status;        /* the pointer to its i32 status word (argument nbufs) */
   uint32_t nbufs;
   LLVMTypeRef i1, i8, i16, i32, i64, f16, f32, f64, ptr;
   int failed;

@@ -3,11 +3,11 @@
  * nothing: where each value is computed, and which values are reused, is
  * the program's decision.
  *
- * The kernel is in the JIT's convention (lib/jit/jit.h): an entry taking an
- * array of nbufs + 1 pointers, and the body emitted here,
- *   void NAME.body(ptr noalias %b0, ..., ptr noalias %status)
- * whose last pointer is an i32 status word, 0 on entry, set to 1 + slot when
- * an access falls outside BUFFER slot.
+ * The kernel is in the JIT's convention (lib/jit/jit.h): void NAME(ptr %args)
+ * over an array of nbufs + 1 pointers, the buffers by slot and then an i32
+ * status word, 0 on entry, set to 1 + slot when an access falls outside
+ * BUFFER slot.  Every load and store is tagged with the alias scope of the
+ * pointer it goes through (uopi_jit_kernel_access).
  *
  *   VALUE    the op (ops.c); INDEX: the bounds check when the program says
  *            so, then the address; LOAD: a load at the element's alignment
@@ -89,26 +89,30 @@ static LLVMValueRef address(uopi_cg *E, const uopi_pinst *x, LLVMValueRef idx) {
     LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(E->lc, E->fn, "ok");
     LLVMBuildCondBr(E->b, ok, go, bad);
     LLVMPositionBuilderAtEnd(E->b, bad);
-    LLVMBuildStore(E->b, i32c(E, 1 + x->slot), E->status);
+    uopi_jit_kernel_access(E->k, LLVMBuildStore(E->b, i32c(E, 1 + x->slot), E->status), E->nbufs);
     LLVMBuildRetVoid(E->b);
     LLVMPositionBuilderAtEnd(E->b, go);
   }
   LLVMValueRef i64 = LLVMBuildZExt(E->b, idx, E->i64, "i");
   LLVMSetNNeg(i64, 1);
-  return LLVMBuildInBoundsGEP2(E->b, uopi_cg_mtype(E, (uopc_dtype)buf->dtype), E->bufs[x->slot], &i64, 1, "p");
+  return LLVMBuildInBoundsGEP2(E->b, uopi_cg_mtype(E, (uopc_dtype)buf->dtype), uopi_jit_kernel_arg(E->k, (unsigned)x->slot),
+                              &i64, 1, "p");
 }
 
 static LLVMValueRef load(uopi_cg *E, const uopi_pinst *x, LLVMValueRef p) {
   uopc_dtype t = (uopc_dtype)x->dtype;
   LLVMValueRef v = LLVMBuildLoad2(E->b, uopi_cg_mtype(E, t), p, "ld");
   LLVMSetAlignment(v, align_of(t));
+  uopi_jit_kernel_access(E->k, v, (unsigned)x->slot);
   return t == UOPC_DT_BOOL ? LLVMBuildICmp(E->b, LLVMIntNE, v, LLVMConstInt(E->i8, 0, 0), "b") : v;
 }
 
 static void store(uopi_cg *E, const uopi_pinst *x, LLVMValueRef p, LLVMValueRef v) {
   uopc_dtype t = (uopc_dtype)x->dtype;
   if (t == UOPC_DT_BOOL) v = LLVMBuildZExt(E->b, v, E->i8, "");
-  LLVMSetAlignment(LLVMBuildStore(E->b, v, p), align_of(t));
+  LLVMValueRef s = LLVMBuildStore(E->b, v, p);
+  LLVMSetAlignment(s, align_of(t));
+  uopi_jit_kernel_access(E->k, s, (unsigned)x->slot);
 }
 
 /* ---- loops ------------------------------------------------------------------------ */
@@ -202,25 +206,24 @@ uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, LLVMMod
   g->f16 = LLVMHalfTypeInContext(g->lc), g->f32 = LLVMFloatTypeInContext(g->lc), g->f64 = LLVMDoubleTypeInContext(g->lc);
   g->ptr = LLVMPointerTypeInContext(g->lc, 0);
   size_t nparams = (size_t)p->nbufs + 1;
-  g->bufs = uopc_mem_alloc(c, nparams * sizeof *g->bufs);
   E.val = uopc_mem_alloc(c, (size_t)(p->n ? p->n : 1) * sizeof *E.val);
   E.loops = uopc_mem_alloc(c, (size_t)(p->max_depth ? p->max_depth : 1) * sizeof *E.loops);
-  int ok = g->bufs && E.val && E.loops;
-  if (ok && uopi_jit_kernel_new(m, name, (unsigned)nparams, &g->fn, &je) != UOPC_OK) {
+  int ok = E.val && E.loops;
+  if (ok && uopi_jit_kernel_new(m, name, (unsigned)nparams, &g->k, &je) != UOPC_OK) {
     uopc_fail(c, je.code, "%s", je.msg);
     ok = 0;
   }
   if (ok) {
-    for (uint32_t i = 0; i < p->nbufs; i++) g->bufs[i] = LLVMGetParam(g->fn, i);
-    g->status = LLVMGetParam(g->fn, p->nbufs);
+    g->fn = uopi_jit_kernel_fn(g->k);
+    g->status = uopi_jit_kernel_arg(g->k, p->nbufs);
     g->b = LLVMCreateBuilderInContext(g->lc);
-    LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->lc, g->fn, "entry"));
+    LLVMPositionBuilderAtEnd(g->b, LLVMGetEntryBasicBlock(g->fn)); /* after the loads of the pointers */
     emit_all(&E);
     ok = !g->failed;
     if (ok) LLVMBuildRetVoid(g->b);
     LLVMDisposeBuilder(g->b);
   }
-  uopc_mem_free(c, g->bufs, nparams * sizeof *g->bufs);
+  uopi_jit_kernel_free(g->k);
   uopc_mem_free(c, E.val, (size_t)(p->n ? p->n : 1) * sizeof *E.val);
   uopc_mem_free(c, E.loops, (size_t)(p->max_depth ? p->max_depth : 1) * sizeof *E.loops);
   if (!ok) {

@@ -25,15 +25,14 @@
  * uopi_jit_call calls):
  *
  *   define void @NAME(ptr %args) nounwind        ; args[0 .. nargs)
- *   define internal void @NAME.body(ptr noalias %0, ..., ptr noalias %nargs-1)
- *                                    alwaysinline nounwind
  *
- * The entry loads every pointer of the array once and calls the body, which
- * the tier pipelines inline (keeping noalias as alias scopes, so that the
- * vectorizer needs no runtime alias checks).  uopi_jit_kernel_new makes
- * both; the caller fills the body.  NAME is unique in the process
- * (uopi_jit_unique_name).  Loops should be bottom-tested (do-while with the
- * guard hoisted): the fast tier does not rotate loops and the loop
+ * The entry block loads every pointer of the array once; every load and
+ * store through pointer i carries the alias scope of i and noalias with the
+ * others (uopi_jit_kernel_access), so that the vectorizer needs no runtime
+ * alias checks.  uopi_jit_kernel_new makes the function, the loads and the
+ * scopes; the caller adds the kernel after the loads.  NAME is unique in the
+ * process (uopi_jit_unique_name).  Loops should be bottom-tested (do-while
+ * with the guard hoisted): the fast tier does not rotate loops and the loop
  * vectorizer needs the latch to be the exiting block.  Keep FP ops free of
  * fast-math flags (see docs/jit.md).
  *
@@ -114,14 +113,29 @@ UOPI_FUNC void uopi_jit_module_free(LLVMModuleRef m);
    convention has no limit of its own). */
 #define UOPI_JIT_MAX_ARGS 65536
 
+/* A kernel function being built (entry.c). */
+typedef struct uopi_jit_kernel uopi_jit_kernel;
+
 /* Adds to m the kernel `name` in the convention above, taking nargs
-   pointers (nargs <= UOPI_JIT_MAX_ARGS): the entry, complete, and the body,
-   declared with its attributes but empty: *body, for the caller to fill
-   (its parameters are the pointers, in order).  Only valid when the
-   pointers of a call never overlap.  UOPC_ERR_ARG (too many), or
-   UOPC_ERR_NOMEM, with *body NULL. */
-UOPI_FUNC uopc_status uopi_jit_kernel_new(LLVMModuleRef m, const char *name, unsigned nargs, LLVMValueRef *body,
+   pointers (nargs <= UOPI_JIT_MAX_ARGS): the function, its entry block with
+   the loads of the pointers (the caller continues at the end of that
+   block: LLVMGetEntryBasicBlock), and the alias scopes.  *out is the
+   builder's state, freed with uopi_jit_kernel_free (the function stays in
+   m).  Only valid when the pointers of a call never overlap.  UOPC_ERR_ARG
+   (too many), or UOPC_ERR_NOMEM, with *out NULL. */
+UOPI_FUNC uopc_status uopi_jit_kernel_new(LLVMModuleRef m, const char *name, unsigned nargs, uopi_jit_kernel **out,
                                           uopc_error *e);
+/* The function. */
+UOPI_FUNC LLVMValueRef uopi_jit_kernel_fn(const uopi_jit_kernel *k);
+/* Pointer i of the argument array (loaded in the entry block); NULL when
+   i >= nargs. */
+UOPI_FUNC LLVMValueRef uopi_jit_kernel_arg(const uopi_jit_kernel *k, unsigned i);
+/* Tags the load or store inst as touching the memory of pointer i only
+   (!alias.scope and !noalias).  Every access through an argument should be
+   tagged; an untagged one is only less optimized.  i >= nargs: nothing. */
+UOPI_FUNC void uopi_jit_kernel_access(uopi_jit_kernel *k, LLVMValueRef inst, unsigned i);
+/* Frees the builder's state (not the function).  NULL is a no-op. */
+UOPI_FUNC void uopi_jit_kernel_free(uopi_jit_kernel *k);
 
 /* Writes "<prefix>_<process nonce>_<counter>" into buf (size n >= 64 is
    always enough for a prefix up to 16 chars; a smaller buffer gets a

@@ -1,9 +1,5 @@
 /* lib/jit/passes.c - the IR pipelines of the two tiers, and prepare.
  *
- * Both start by inlining the kernel's body into its entry (entry.c: the
- * always-inliner; default<O2> has it too), which turns the body's noalias
- * parameters into alias scopes.
- *
  * TIER0 is the short pipeline measured in docs/jit.md: LICM (hoists the
  * loop-invariant loads of a loop nest), the loop vectorizer at the host's
  * width without interleaving, and simplifycfg to clean up after it.  No
@@ -21,7 +17,7 @@
 #include "jit/jit_impl.h"
 
 static const char tier0_pipeline[] =
-    "always-inline,function(loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg)";
+    "function(loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg)";
 static const char tier2_pipeline[] = "default<O2>";
 
 uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e) {

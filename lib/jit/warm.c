@@ -12,11 +12,12 @@
 
 #define WARM_N 64
 
-/* Fills fn, a kernel body (o, a): for (i = 0; ; ) { o[i] = a[i]*a[i] + a[i]; if (++i == WARM_N) break; } */
-static void build(LLVMContextRef c, LLVMValueRef fn) {
+/* Fills the kernel (o, a): for (i = 0; ; ) { o[i] = a[i]*a[i] + a[i]; if (++i == WARM_N) break; } */
+static void build(LLVMContextRef c, uopi_jit_kernel *k) {
+  LLVMValueRef fn = uopi_jit_kernel_fn(k);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(c), f32 = LLVMFloatTypeInContext(c);
-  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c, fn, "entry");
+  LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);
   LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(c, fn, "loop");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c, fn, "done");
   LLVMPositionBuilderAtEnd(b, entry);
@@ -24,12 +25,15 @@ static void build(LLVMContextRef c, LLVMValueRef fn) {
   LLVMPositionBuilderAtEnd(b, loop);
   LLVMValueRef i = LLVMBuildPhi(b, i64, "i"), zero = LLVMConstInt(i64, 0, 0);
   LLVMAddIncoming(i, &zero, &entry, 1);
-  LLVMValueRef pa = LLVMBuildInBoundsGEP2(b, f32, LLVMGetParam(fn, 1), &i, 1, "pa");
+  LLVMValueRef pa = LLVMBuildInBoundsGEP2(b, f32, uopi_jit_kernel_arg(k, 1), &i, 1, "pa");
   LLVMValueRef a = LLVMBuildLoad2(b, f32, pa, "a");
   LLVMSetAlignment(a, 4);
+  uopi_jit_kernel_access(k, a, 1);
   LLVMValueRef v = LLVMBuildFAdd(b, LLVMBuildFMul(b, a, a, "aa"), a, "v");
-  LLVMValueRef po = LLVMBuildInBoundsGEP2(b, f32, LLVMGetParam(fn, 0), &i, 1, "po");
-  LLVMSetAlignment(LLVMBuildStore(b, v, po), 4);
+  LLVMValueRef po = LLVMBuildInBoundsGEP2(b, f32, uopi_jit_kernel_arg(k, 0), &i, 1, "po");
+  LLVMValueRef st = LLVMBuildStore(b, v, po);
+  LLVMSetAlignment(st, 4);
+  uopi_jit_kernel_access(k, st, 0);
   LLVMValueRef next = LLVMBuildNUWAdd(b, i, LLVMConstInt(i64, 1, 0), "next");
   LLVMAddIncoming(i, &next, &loop, 1);
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, LLVMConstInt(i64, WARM_N, 0), "more"), loop, done);
@@ -44,13 +48,14 @@ uopc_status uopi_jit_warm(uopi_jit_tier t, uopc_error *e) {
   LLVMModuleRef m;
   uopc_status st = uopi_jit_module_new(name, &m, e);
   if (st) return st;
-  LLVMValueRef body;
-  st = uopi_jit_kernel_new(m, name, 2, &body, e);
+  uopi_jit_kernel *kern;
+  st = uopi_jit_kernel_new(m, name, 2, &kern, e);
   if (st) {
     uopi_jit_module_free(m);
     return st;
   }
-  build(LLVMGetModuleContext(m), body);
+  build(LLVMGetModuleContext(m), kern);
+  uopi_jit_kernel_free(kern);
   uopi_jit_code *k = NULL;
   st = uopi_jit_compile(m, name, 2, t, &k, e);
   uopi_jit_free(k);

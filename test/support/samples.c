@@ -2,8 +2,8 @@
  * for the JIT engine's tests (test/test_jit_engine.cpp) and bench_jit.
  *
  * They are written the way the lowering should write kernels, in the JIT's
- * kernel convention (uopi_jit_kernel_new: an entry taking an array of
- * pointers, and a noalias body that the pipelines inline):
+ * kernel convention (uopi_jit_kernel_new: a function taking an array of
+ * pointers, every access tagged with its pointer's alias scope):
  * SSA values (no allocas), bottom-tested loops over i64 induction variables,
  * inbounds GEPs, fmul and fadd without fast-math flags, noalias buffers.
  */
@@ -17,6 +17,7 @@
 typedef struct builder {
   LLVMContextRef c;
   LLVMBuilderRef b;
+  uopi_jit_kernel *k;
   LLVMValueRef fn;
   LLVMTypeRef i64, f32;
 } builder;
@@ -53,14 +54,18 @@ static LLVMValueRef addr(builder *B, LLVMValueRef base, LLVMValueRef idx) {
   return LLVMBuildInBoundsGEP2(B->b, B->f32, base, &idx, 1, "p");
 }
 
-static LLVMValueRef load(builder *B, LLVMValueRef base, LLVMValueRef idx) {
-  LLVMValueRef v = LLVMBuildLoad2(B->b, B->f32, addr(B, base, idx), "v");
+/* buf[idx], buf the kernel's pointer number `buf` */
+static LLVMValueRef load(builder *B, unsigned buf, LLVMValueRef idx) {
+  LLVMValueRef v = LLVMBuildLoad2(B->b, B->f32, addr(B, uopi_jit_kernel_arg(B->k, buf), idx), "v");
   LLVMSetAlignment(v, 4);
+  uopi_jit_kernel_access(B->k, v, buf);
   return v;
 }
 
-static void store(builder *B, LLVMValueRef v, LLVMValueRef base, LLVMValueRef idx) {
-  LLVMSetAlignment(LLVMBuildStore(B->b, v, addr(B, base, idx)), 4);
+static void store(builder *B, LLVMValueRef v, unsigned buf, LLVMValueRef idx) {
+  LLVMValueRef s = LLVMBuildStore(B->b, v, addr(B, uopi_jit_kernel_arg(B->k, buf), idx));
+  LLVMSetAlignment(s, 4);
+  uopi_jit_kernel_access(B->k, s, buf);
 }
 
 static LLVMValueRef imul(builder *B, LLVMValueRef x, int64_t n) {
@@ -77,7 +82,7 @@ static LLVMValueRef iadd(builder *B, LLVMValueRef x, LLVMValueRef y) {
 
 /* o[i] = a[i]*b[i] + a[i] */
 static void build_ew(builder *B, int64_t n) {
-  LLVMValueRef o = LLVMGetParam(B->fn, 0), a = LLVMGetParam(B->fn, 1), b = LLVMGetParam(B->fn, 2);
+  enum { o, a, b };
   loop i = loop_begin(B, "i");
   LLVMValueRef va = load(B, a, i.iv);
   LLVMValueRef m = LLVMBuildFMul(B->b, va, load(B, b, i.iv), "m");
@@ -87,7 +92,7 @@ static void build_ew(builder *B, int64_t n) {
 
 /* for i: { for j: c[i,j] = 0;  for k: for j: c[i,j] = c[i,j] + a[i,k]*b[k,j] } */
 static void build_mm(builder *B, int64_t n) {
-  LLVMValueRef c = LLVMGetParam(B->fn, 0), a = LLVMGetParam(B->fn, 1), b = LLVMGetParam(B->fn, 2);
+  enum { c, a, b };
   loop i = loop_begin(B, "i");
   LLVMValueRef ci = imul(B, i.iv, n);
   loop z = loop_begin(B, "z");
@@ -119,21 +124,23 @@ uopc_status sample_module(sample_kind s, int64_t n, const char *name, LLVMModule
   uopc_status st = uopi_jit_module_new(name, &m, e);
   if (st) return st;
   builder B = {.c = LLVMGetModuleContext(m)};
-  st = uopi_jit_kernel_new(m, name, 3, &B.fn, e); /* the body; the entry is made */
+  st = uopi_jit_kernel_new(m, name, 3, &B.k, e); /* the function and the loads of its pointers */
   if (st) {
     uopi_jit_module_free(m);
     return st;
   }
+  B.fn = uopi_jit_kernel_fn(B.k);
   B.b = LLVMCreateBuilderInContext(B.c);
   B.i64 = LLVMInt64TypeInContext(B.c);
   B.f32 = LLVMFloatTypeInContext(B.c);
-  LLVMPositionBuilderAtEnd(B.b, LLVMAppendBasicBlockInContext(B.c, B.fn, "entry"));
+  LLVMPositionBuilderAtEnd(B.b, LLVMGetEntryBasicBlock(B.fn));
   if (s == SAMPLE_EW)
     build_ew(&B, n);
   else
     build_mm(&B, n);
   LLVMBuildRetVoid(B.b);
   LLVMDisposeBuilder(B.b);
+  uopi_jit_kernel_free(B.k);
   *out = m;
   return UOPC_OK;
 }
