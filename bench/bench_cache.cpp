@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "cache_kernels.h"
-#include "llvm/jit.h"
+#include "compile.h"
 
 namespace {
 
@@ -139,6 +139,6 @@ int main(int argc, char **argv) {
   benchmark::Shutdown();
   uopc_cache_clear_disk(nullptr, nullptr);
   rmdir(dir);
-  if (uopi_jit_shutdown(&e)) Die("shutdown", e.msg);
+  if (uopi_compile_shutdown(&e)) Die("shutdown", e.msg);
   return 0;
 }

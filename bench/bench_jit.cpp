@@ -26,7 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "llvm/jit.h"
+#include "jit/jit.h"
+#include "support/samples.h"
 
 extern "C" void uopc_bench_ew_clang(float *o, const float *a, const float *b, long n);
 
@@ -58,11 +59,11 @@ std::string Name(const char *prefix) {
 
 // Lines of the kernel's assembly with a packed single-precision multiply on a
 // vector register wider than SSE's (or any packed multiply without AVX).
-int PackedMuls(uopi_jit_sample s, int64_t n, uopi_jit_tier t) {
+int PackedMuls(sample_kind s, int64_t n, uopi_jit_tier t) {
   std::string name = Name("asm");
   uopc_error e{};
   LLVMModuleRef m;
-  Check(uopi_jit_sample_module(s, n, name.c_str(), &m, &e), e, "build");
+  Check(sample_module(s, n, name.c_str(), &m, &e), e, "build");
   char *text;
   Check(uopi_jit_asm_text(m, t, &text, &e), e, "asm");
   uopi_jit_module_free(m);
@@ -77,9 +78,9 @@ int PackedMuls(uopi_jit_sample s, int64_t n, uopi_jit_tier t) {
 // ---- compile latency ---------------------------------------------------------
 
 void BM_Compile(benchmark::State &state) {
-  auto s = (uopi_jit_sample)state.range(0);
+  auto s = (sample_kind)state.range(0);
   auto t = (uopi_jit_tier)state.range(1);
-  int64_t n = s == UOPI_JIT_SAMPLE_EW ? 4096 : 64;
+  int64_t n = s == SAMPLE_EW ? 4096 : 64;
   std::vector<double> total, build, opt, cg, link;
   size_t obj = 0;
   for (auto _ : state) {
@@ -90,7 +91,7 @@ void BM_Compile(benchmark::State &state) {
     size_t size;
     uopi_jit_code *k;
     auto t0 = Clock::now();
-    Check(uopi_jit_sample_module(s, n, name.c_str(), &m, &e), e, "build");
+    Check(sample_module(s, n, name.c_str(), &m, &e), e, "build");
     auto t1 = Clock::now();
     Check(uopi_jit_prepare(m, t, &e), e, "prepare");
     auto t2 = Clock::now();
@@ -161,8 +162,8 @@ void BM_Ew(benchmark::State &state) {
   uopc_error e{};
   LLVMModuleRef m;
   uopi_jit_code *k;
-  Check(uopi_jit_sample_module(UOPI_JIT_SAMPLE_EW, n, name.c_str(), &m, &e), e, "build");
-  Check(uopi_jit_compile(m, name.c_str(), t, &k, &e), e, "compile");
+  Check(sample_module(SAMPLE_EW, n, name.c_str(), &m, &e), e, "build");
+  Check(uopi_jit_compile(m, name.c_str(), 3, t, &k, &e), e, "compile");
   void *bufs[3] = {o.p, a.p, b.p};
 
   // Same bits from both.
@@ -207,7 +208,7 @@ void BM_Ew(benchmark::State &state) {
 }
 
 void CompileArgs(benchmark::internal::Benchmark *b) {
-  for (int s : {UOPI_JIT_SAMPLE_EW, UOPI_JIT_SAMPLE_MM})
+  for (int s : {SAMPLE_EW, SAMPLE_MM})
     for (int t : {UOPI_JIT_TIER0, UOPI_JIT_TIER2}) b->Args({s, t});
   b->ArgNames({"kernel", "tier"});
 }

@@ -35,7 +35,8 @@
 #include <string>
 #include <vector>
 
-#include "llvm/jit.h"
+#include "compile.h"
+#include "fuzz.h"
 #include "uopc/uopc.h"
 #if __has_include("uopc/cache.h")
 #include "uopc/cache.h"
@@ -279,6 +280,6 @@ int main(int argc, char **argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  if (uopi_jit_shutdown(&e)) Die("shutdown", e.msg);
+  if (uopi_compile_shutdown(&e)) Die("shutdown", e.msg);
   return 0;
 }

@@ -6,7 +6,7 @@
 //           c[i,j] = c[i,j] + a[i,k]*b[k,j] in loops i, k, j
 //                                                     slots: 0 c, 1 a, 2 b
 //
-// The same computations as uopi_jit_sample_module's EW and MM (lib/llvm/jit.h),
+// The same computations as test/support/samples.h's EW and MM,
 // built as kernel graphs so that they go through uopc_compile and the cache.
 #ifndef UOPC_BENCH_CACHE_KERNELS_H
 #define UOPC_BENCH_CACHE_KERNELS_H

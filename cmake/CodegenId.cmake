@@ -1,9 +1,14 @@
 # cmake -DOUT=FILE -DROOT=DIR -P CodegenId.cmake
 # Writes FILE: #define UOPI_CODEGEN_ID "<32 hex>", a hash of the library
-# sources that decide a kernel's object code (lib/llvm, lib/lower,
-# lib/algebra), for the kernel cache's key (docs/cache.md).  FILE is
-# rewritten only when the id changes.
-file(GLOB srcs ${ROOT}/lib/support/*.[ch] ${ROOT}/lib/llvm/*.[ch] ${ROOT}/lib/lower/*.[ch] ${ROOT}/lib/algebra/*.[ch])
+# sources that decide a kernel's object code (the files directly in lib/ and
+# the folders of UOPC_CODEGEN_DIRS, cmake/CodegenDirs.cmake), for the kernel
+# cache's key (docs/cache.md).  FILE is rewritten only when the id changes.
+include(${CMAKE_CURRENT_LIST_DIR}/CodegenDirs.cmake)
+set(globs ${ROOT}/lib/*.[ch])
+foreach(d IN LISTS UOPC_CODEGEN_DIRS)
+  list(APPEND globs ${ROOT}/lib/${d}/*.[ch])
+endforeach()
+file(GLOB srcs ${globs})
 list(SORT srcs)
 set(acc "")
 foreach(f IN LISTS srcs)

@@ -40,7 +40,8 @@ static inline int64_t uopi_floormod64(int64_t a, int64_t b) { return a - uopi_fl
  * A table maps node ids to pointers.  Acquiring one is O(1) (a generation
  * counter clears it); tables come from a per-context pool, so nested passes
  * (a rule calling simplify inside graph_rewrite) each get their own.  A table
- * grows to any id on set. */
+ * grows (by doubling) to any id on set: its size follows the largest id set,
+ * not the number of nodes in the context. */
 typedef struct uopi_slot {
   void *val;
   uint32_t gen;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite: a plain build, the installed package (cmake --install
-# from the plain build, then examples/host built against it four ways and
-# run), an AddressSanitizer+UBSan build, and bounded libFuzzer runs of the
-# .uir parser, the .npy reader and the kernel cache's entry loader.  Exits
-# non-zero on any failure.
+# The whole test suite: the layering and the codegen id's coverage of lib/,
+# a plain build, the installed package (cmake --install from the plain build,
+# then examples/host built against it four ways and run), an
+# AddressSanitizer+UBSan build, and bounded libFuzzer runs of the .uir parser,
+# the .npy reader, the kernel cache's entry loader and the graph builders.
+# Exits non-zero on any failure.
 #   FUZZ_SECONDS  how long each fuzzer runs (default 40; four fuzzers: under 3 minutes)
 #   JOBS          build parallelism (default: number of cores)
 set -euo pipefail
@@ -64,6 +65,8 @@ install_stage() {
 
 echo "=== layering"
 bash scripts/check-layers.sh || status=1
+echo "=== the kernel cache's codegen id covers lib/"
+bash scripts/check_codegen_id.sh || status=1
 
 run_suite plain -DCMAKE_BUILD_TYPE=RelWithDebInfo || status=1
 if [ $status = 0 ]; then install_stage || status=1; else echo "install: skipped (the plain build failed)"; fi

@@ -17,7 +17,7 @@
 
 #include <zlib.h>
 
-#include "llvm/cache.h"
+#include "kcache/kcache.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-// The kernel cache (lib/llvm/cache*.c, docs/cache.md): keys, memory hits and
+// The kernel cache (lib/kcache/, docs/cache.md): keys, memory hits and
 // handles, disk entries across processes, every kind of damaged entry,
 // concurrent writers, unusable directories, UOPC_CACHE and UOPC_CACHE_MAX_MB.
 // Every test points UOPC_CACHE_DIR at its own temporary folder.
@@ -30,7 +30,7 @@
 extern "C" {
 #include "lower/kernel.h"  // has no extern "C" of its own
 }
-#include "llvm/cache.h"
+#include "kcache/kcache.h"
 
 namespace {
 

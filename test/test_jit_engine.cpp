@@ -1,10 +1,11 @@
-// The JIT engine (lib/llvm/jit.h) on hand-built IR: bit-exact results at both
+// The JIT engine (lib/jit/jit.h) on hand-built IR: bit-exact results at both
 // tiers, vectorized loops, threads, memory release, loading objects, the
 // launcher's floating-point environment, and errors.
 #if __has_include(<llvm-c/Core.h>)
 
 #include <gtest/gtest.h>
 
+#include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 #include <unistd.h>
 #include <xmmintrin.h>
@@ -19,17 +20,21 @@
 #include <thread>
 #include <vector>
 
-#include "llvm/jit.h"
+#include "compile.h"
+#include "jit/jit.h"
+#include "jit/jit_impl.h"  // UOPI_JIT_BLOCK_MAX
+#include "support/samples.h"
 
 namespace {
 
 // Disposes the engine at exit, as a program must (never from a static
-// destructor); it also checks that no test left a kernel alive.
+// destructor): the ordered shutdown (cached kernels first, then the engine).
+// It also checks that no test left a kernel alive.
 class JitEnv : public ::testing::Environment {
  public:
   void TearDown() override {
     uopc_error e{};
-    EXPECT_EQ(uopi_jit_shutdown(&e), UOPC_OK) << e.msg;
+    EXPECT_EQ(uopi_compile_shutdown(&e), UOPC_OK) << e.msg;
   }
 };
 ::testing::Environment *const jit_env = ::testing::AddGlobalTestEnvironment(new JitEnv);
@@ -66,13 +71,13 @@ std::string Name(const char *prefix = "t") {
   return buf;
 }
 
-Code CompileSample(uopi_jit_sample s, int64_t n, uopi_jit_tier t, std::string *name_out = nullptr) {
-  std::string name = Name(s == UOPI_JIT_SAMPLE_EW ? "ew" : "mm");
+Code CompileSample(sample_kind s, int64_t n, uopi_jit_tier t, std::string *name_out = nullptr) {
+  std::string name = Name(s == SAMPLE_EW ? "ew" : "mm");
   uopc_error e{};
   LLVMModuleRef m;
-  EXPECT_EQ(uopi_jit_sample_module(s, n, name.c_str(), &m, &e), UOPC_OK) << e.msg;
+  EXPECT_EQ(sample_module(s, n, name.c_str(), &m, &e), UOPC_OK) << e.msg;
   uopi_jit_code *k = nullptr;
-  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), t, &k, &e), UOPC_OK) << e.msg;
+  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), 3, t, &k, &e), UOPC_OK) << e.msg;
   if (name_out) *name_out = name;
   return Code(k);
 }
@@ -134,7 +139,7 @@ long RssKiB() {
 TEST(JitEngine, ElementwiseBitExactAtBothTiers) {
   for (uopi_jit_tier t : kTiers)
     for (size_t n : {1, 15, 16, 1003, 4096}) {
-      Code c = CompileSample(UOPI_JIT_SAMPLE_EW, (int64_t)n, t);
+      Code c = CompileSample(SAMPLE_EW, (int64_t)n, t);
       ASSERT_NE(c.k, nullptr);
       EXPECT_EQ(c.k->nbufs, 3u);
       EXPECT_TRUE(EwIsExact(c, n, (uint32_t)n)) << "tier " << t << " n " << n;
@@ -144,7 +149,7 @@ TEST(JitEngine, ElementwiseBitExactAtBothTiers) {
 TEST(JitEngine, MatmulBitExactAtBothTiers) {
   for (uopi_jit_tier t : kTiers)
     for (size_t n : {1, 37, 64}) {
-      Code k = CompileSample(UOPI_JIT_SAMPLE_MM, (int64_t)n, t);
+      Code k = CompileSample(SAMPLE_MM, (int64_t)n, t);
       ASSERT_NE(k.k, nullptr);
       std::vector<float> a = Data(n * n, 7), b = Data(n * n, 8), c(n * n, 123.0f), r(n * n);
       Call(k, {c.data(), a.data(), b.data()});
@@ -159,7 +164,7 @@ TEST(JitEngine, ElementwiseLoopIsVectorized) {
   std::string name = Name("asm");
   uopc_error e{};
   LLVMModuleRef m;
-  ASSERT_EQ(uopi_jit_sample_module(UOPI_JIT_SAMPLE_EW, 4096, name.c_str(), &m, &e), UOPC_OK) << e.msg;
+  ASSERT_EQ(sample_module(SAMPLE_EW, 4096, name.c_str(), &m, &e), UOPC_OK) << e.msg;
   bool avx = __builtin_cpu_supports("avx");
   for (uopi_jit_tier t : kTiers) {
     char *text = nullptr;
@@ -194,7 +199,7 @@ TEST(JitEngine, ThreadsCompileAndCallConcurrently) {
     for (int i = 0; i < kKernels; i++) {
       size_t n = 100 + 17 * (size_t)(tid * kKernels + i);
       uopi_jit_tier t = i % 5 == 0 ? UOPI_JIT_TIER2 : UOPI_JIT_TIER0;
-      Code c = CompileSample(UOPI_JIT_SAMPLE_EW, (int64_t)n, t);
+      Code c = CompileSample(SAMPLE_EW, (int64_t)n, t);
       if (!c.k || !EwIsExact(c, n, (uint32_t)(tid * 1000 + i))) bad++;
       codes[(size_t)(tid * kKernels + i)] = std::move(c);
       done++;
@@ -221,13 +226,13 @@ TEST(JitEngine, ThreadsCompileAndCallConcurrently) {
 // kernel's symbol can be defined again.  Under ASan the quarantine holds
 // every freed block (~150 KiB a compile), so only the second part is checked.
 TEST(JitEngine, FreeReleasesTheCode) {
-  for (int i = 0; i < 50; i++) CompileSample(UOPI_JIT_SAMPLE_EW, 64, UOPI_JIT_TIER0);  // warm up
+  for (int i = 0; i < 50; i++) CompileSample(SAMPLE_EW, 64, UOPI_JIT_TIER0);  // warm up
   const int rounds = kAsan ? 100 : 500;
   long before = RssKiB();
   std::string name;
   std::vector<uint8_t> obj;
   for (int i = 0; i < rounds; i++) {
-    Code c = CompileSample(UOPI_JIT_SAMPLE_EW, 64, UOPI_JIT_TIER0, &name);
+    Code c = CompileSample(SAMPLE_EW, 64, UOPI_JIT_TIER0, &name);
     ASSERT_NE(c.k, nullptr);
     if (i == rounds - 1) obj.assign(c.k->obj, c.k->obj + c.k->obj_size);
   }
@@ -245,7 +250,7 @@ TEST(JitEngine, FreeReleasesTheCode) {
 TEST(JitEngine, LoadFromObjectBytes) {
   for (uopi_jit_tier t : kTiers) {
     std::string name;
-    Code c = CompileSample(UOPI_JIT_SAMPLE_EW, 1003, t, &name);
+    Code c = CompileSample(SAMPLE_EW, 1003, t, &name);
     ASSERT_NE(c.k, nullptr);
     std::vector<uint8_t> obj(c.k->obj, c.k->obj + c.k->obj_size);
     ASSERT_GT(obj.size(), 4u);
@@ -270,7 +275,7 @@ TEST(JitEngine, LoadFromObjectBytes) {
 // caller gets its control bits back, and the kernel's exception flags
 // (denormal operand and inexact here) add to the caller's.
 TEST(JitEngine, LauncherRunsWithIeeeEnvironment) {
-  Code c = CompileSample(UOPI_JIT_SAMPLE_EW, 4, UOPI_JIT_TIER0);
+  Code c = CompileSample(SAMPLE_EW, 4, UOPI_JIT_TIER0);
   ASSERT_NE(c.k, nullptr);
   const float tiny = std::ldexp(1.0f, -140), r1 = 1.0f + std::ldexp(3.0f, -23);
   float a[4] = {tiny, tiny, r1, -r1}, b[4] = {1.0f, 0.5f, r1, r1}, want[4], got[4];
@@ -307,15 +312,15 @@ TEST(JitEngine, ErrorsAreReportedNotFatal) {
   LLVMContextRef cx = LLVMGetModuleContext(m);
   LLVMValueRef fn = LLVMAddFunction(m, "bad", LLVMFunctionType(LLVMVoidTypeInContext(cx), nullptr, 0, 0));
   LLVMAppendBasicBlockInContext(cx, fn, "entry");
-  EXPECT_EQ(uopi_jit_compile(m, "bad", UOPI_JIT_TIER0, &k, &e), UOPC_ERR_JIT);
+  EXPECT_EQ(uopi_jit_compile(m, "bad", 0, UOPI_JIT_TIER0, &k, &e), UOPC_ERR_JIT);
   EXPECT_EQ(k, nullptr);
   EXPECT_NE(std::strstr(e.msg, "invalid LLVM module"), nullptr) << e.msg;
   EXPECT_NE(std::strstr(e.msg, "terminator"), nullptr) << e.msg;
 
   // No function of that name.
   std::string name = Name("err");
-  ASSERT_EQ(uopi_jit_sample_module(UOPI_JIT_SAMPLE_EW, 8, name.c_str(), &m, &e), UOPC_OK);
-  EXPECT_EQ(uopi_jit_compile(m, "no_such_kernel", UOPI_JIT_TIER0, &k, &e), UOPC_ERR_ARG);
+  ASSERT_EQ(sample_module(SAMPLE_EW, 8, name.c_str(), &m, &e), UOPC_OK);
+  EXPECT_EQ(uopi_jit_compile(m, "no_such_kernel", 3, UOPI_JIT_TIER0, &k, &e), UOPC_ERR_ARG);
   EXPECT_NE(std::strstr(e.msg, "no_such_kernel"), nullptr) << e.msg;
 
   // A call to an undefined function fails to link, with the symbol named.
@@ -323,14 +328,15 @@ TEST(JitEngine, ErrorsAreReportedNotFatal) {
   ASSERT_EQ(uopi_jit_module_new(name.c_str(), &m, &e), UOPC_OK);
   cx = LLVMGetModuleContext(m);
   LLVMTypeRef vt = LLVMFunctionType(LLVMVoidTypeInContext(cx), nullptr, 0, 0);
-  fn = LLVMAddFunction(m, name.c_str(), vt);
+  LLVMTypeRef pt = LLVMPointerTypeInContext(cx, 0);
+  fn = LLVMAddFunction(m, name.c_str(), LLVMFunctionType(LLVMVoidTypeInContext(cx), &pt, 1, 0));  // an entry
   LLVMValueRef ext = LLVMAddFunction(m, "uopc_test_missing_symbol", vt);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(cx);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cx, fn, "entry"));
   LLVMBuildCall2(b, vt, ext, nullptr, 0, "");
   LLVMBuildRetVoid(b);
   LLVMDisposeBuilder(b);
-  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), UOPI_JIT_TIER0, &k, &e), UOPC_ERR_JIT);
+  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), 0, UOPI_JIT_TIER0, &k, &e), UOPC_ERR_JIT);
   EXPECT_NE(std::strstr(e.msg, "uopc_test_missing_symbol"), nullptr) << e.msg;
 
   // Bytes that are not an object.
@@ -339,9 +345,9 @@ TEST(JitEngine, ErrorsAreReportedNotFatal) {
   EXPECT_NE(e.msg[0], 0);
 
   // A bad tier, a wrong buffer count.
-  ASSERT_EQ(uopi_jit_sample_module(UOPI_JIT_SAMPLE_EW, 8, name.c_str(), &m, &e), UOPC_OK);
-  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), (uopi_jit_tier)1, &k, &e), UOPC_ERR_ARG);
-  Code c = CompileSample(UOPI_JIT_SAMPLE_EW, 8, UOPI_JIT_TIER0);  // the engine still works
+  ASSERT_EQ(sample_module(SAMPLE_EW, 8, name.c_str(), &m, &e), UOPC_OK);
+  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), 3, (uopi_jit_tier)1, &k, &e), UOPC_ERR_ARG);
+  Code c = CompileSample(SAMPLE_EW, 8, UOPI_JIT_TIER0);  // the engine still works
   ASSERT_NE(c.k, nullptr);
   void *bufs[2] = {nullptr, nullptr};
   EXPECT_EQ(uopi_jit_call(c.k, bufs, 2, &e), UOPC_ERR_ARG);
@@ -350,17 +356,84 @@ TEST(JitEngine, ErrorsAreReportedNotFatal) {
 
 TEST(JitEngine, ShutdownWaitsForKernelsThenRestarts) {
   uopc_error e{};
-  Code c = CompileSample(UOPI_JIT_SAMPLE_EW, 8, UOPI_JIT_TIER0);
+  uopc_cache_clear_memory();  // code other tests left in the kernel cache (one process) is live too
+  Code c = CompileSample(SAMPLE_EW, 8, UOPI_JIT_TIER0);
   ASSERT_NE(c.k, nullptr);
   EXPECT_EQ(uopi_jit_shutdown(&e), UOPC_ERR_ARG);
   EXPECT_TRUE(EwIsExact(c, 8, 1));  // refused: the kernel still runs
   c = Code();
   EXPECT_EQ(uopi_jit_shutdown(&e), UOPC_OK) << e.msg;
   EXPECT_EQ(uopi_jit_target_id(), nullptr);
-  c = CompileSample(UOPI_JIT_SAMPLE_MM, 8, UOPI_JIT_TIER2);  // a new engine
+  c = CompileSample(SAMPLE_MM, 8, UOPI_JIT_TIER2);  // a new engine
   ASSERT_NE(c.k, nullptr);
   ASSERT_NE(uopi_jit_target_id(), nullptr);
   EXPECT_NE(std::strstr(uopi_jit_target_id(), "llvm 19."), nullptr) << uopi_jit_target_id();
+}
+
+// A loop whose body is one block of 5,000 instructions comes out of the
+// passes split into blocks of at most UOPI_JIT_BLOCK_MAX (for the machine
+// scheduler, lib/jit/blocks.c), still valid IR (the loop's phi names the new
+// latch), and computes what C computes.
+TEST(JitEngine, LongBlocksAreSplitBeforeCodegen) {
+  constexpr int kChain = 5000, kN = 100;
+  for (uopi_jit_tier t : kTiers) {
+    std::string name = Name("long");
+    uopc_error e{};
+    LLVMModuleRef m;
+    ASSERT_EQ(uopi_jit_module_new(name.c_str(), &m, &e), UOPC_OK) << e.msg;
+    uopi_jit_kernel *kern;
+    ASSERT_EQ(uopi_jit_kernel_new(m, name.c_str(), 2, &kern, &e), UOPC_OK) << e.msg;
+    LLVMValueRef fn = uopi_jit_kernel_fn(kern);
+    LLVMContextRef cx = LLVMGetModuleContext(m);
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(cx), f32 = LLVMFloatTypeInContext(cx);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(cx);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);  // after the loads of the pointers
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(cx, fn, "loop");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cx, fn, "done");
+    LLVMPositionBuilderAtEnd(b, entry);
+    LLVMBuildBr(b, loop);
+    LLVMPositionBuilderAtEnd(b, loop);
+    LLVMValueRef i = LLVMBuildPhi(b, i64, "i"), zero = LLVMConstInt(i64, 0, 0);
+    LLVMAddIncoming(i, &zero, &entry, 1);
+    LLVMValueRef v = LLVMBuildLoad2(b, f32, LLVMBuildInBoundsGEP2(b, f32, uopi_jit_kernel_arg(kern, 1), &i, 1, ""), "");
+    for (int k = 0; k < kChain; k++)
+      v = k % 2 ? LLVMBuildFMul(b, v, LLVMConstReal(f32, 0.999), "") : LLVMBuildFAdd(b, v, LLVMConstReal(f32, 0.5), "");
+    LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, f32, uopi_jit_kernel_arg(kern, 0), &i, 1, ""));
+    LLVMValueRef next = LLVMBuildNUWAdd(b, i, LLVMConstInt(i64, 1, 0), "");
+    LLVMAddIncoming(i, &next, &loop, 1);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, LLVMConstInt(i64, kN, 0), ""), loop, done);
+    LLVMPositionBuilderAtEnd(b, done);
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+    uopi_jit_kernel_free(kern);
+
+    LLVMModuleRef copy = LLVMCloneModule(m);
+    ASSERT_EQ(uopi_jit_prepare(copy, t, &e), UOPC_OK) << e.msg;
+    char *msg = nullptr;
+    EXPECT_FALSE(LLVMVerifyModule(copy, LLVMReturnStatusAction, &msg)) << msg;
+    LLVMDisposeMessage(msg);
+    unsigned blocks = 0, longest = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(copy); f; f = LLVMGetNextFunction(f))
+      for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb), blocks++) {
+        unsigned n = 0;
+        for (LLVMValueRef x = LLVMGetFirstInstruction(bb); x; x = LLVMGetNextInstruction(x)) n++;
+        longest = n > longest ? n : longest;
+      }
+    LLVMDisposeModule(copy);
+    EXPECT_GE(blocks, (unsigned)(kChain / UOPI_JIT_BLOCK_MAX)) << "tier " << t;
+    EXPECT_LE(longest, (unsigned)UOPI_JIT_BLOCK_MAX) << "tier " << t;
+
+    uopi_jit_code *k = nullptr;
+    ASSERT_EQ(uopi_jit_compile(m, name.c_str(), 2, t, &k, &e), UOPC_OK) << e.msg;
+    Code code(k);
+    std::vector<float> a = Data(kN, 3), o(kN, -1.0f);
+    Call(code, {o.data(), a.data()});
+    for (int j = 0; j < kN; j++) {
+      volatile float r = a[j];
+      for (int q = 0; q < kChain; q++) r = q % 2 ? r * 0.999f : r + 0.5f;
+      ASSERT_EQ(std::memcmp(&o[j], (const void *)&r, 4), 0) << "tier " << t << " j " << j;
+    }
+  }
 }
 
 TEST(JitEngine, UniqueNames) {

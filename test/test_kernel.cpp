@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "fuzz.h"
 #include "uopc/uopc.h"
 
 namespace {
@@ -315,6 +317,262 @@ TEST(KernelLoops, RangeClosedTwiceRunsTwoLoopsInOrder) {
       EXPECT_EQ(vp[j], va[63 - j] * 2 + 1);
     }
   }
+}
+
+// Read after write across iterations: A[0] is read before the loop (for
+// O[0]) and again inside the loop that writes A[i].  Iteration i reads the
+// A[0] that iteration 0 wrote, not the value read before the loop: A ends
+// [a0+1, a0+2, a0+2, a0+2].  (The emitter before the linearize stage reused
+// the value read before the loop and gave [a0+1, a0+1, a0+1, a0+1].)
+TEST(KernelLoops, ReadAfterWriteAcrossIterations) {
+  const char *text = R"(
+%A = buffer : slot=0 dtype=i32 shape=(4,)
+%O = buffer : slot=1 dtype=i32 shape=(4,)
+%z = index %A, 0
+%x = load %z
+%o0 = index %O, 0
+%s0 = store %o0, %x
+%i = range 4 : idx=0
+%ai = index %A, %i
+%y = add %x, 1
+%s1 = store %ai, %y
+%e = end %s1, %i
+%k = sink %s0, %e
+)";
+  for (uopc_tier t : kTiers) {
+    Ctx c;
+    Kernel kern = Compile(c.c, Parse(c.c, text), t);
+    ASSERT_TRUE(kern);
+    std::vector<int32_t> a = {10, 20, 30, 40}, o(4, 0);
+    ASSERT_EQ(Call(kern, {a.data(), o.data()}), UOPC_OK);
+    EXPECT_EQ(a, (std::vector<int32_t>{11, 12, 12, 12})) << "tier " << t;
+    EXPECT_EQ(o[0], 10);
+  }
+}
+
+// A value read before a loop that stores to its buffer, used after the
+// loop, is read again: P[0] = A[0] after A[i] = i + 5 for all i, in a kernel
+// that also read A[0] before the loop.
+TEST(KernelLoops, ReadAfterALoopThatWrote) {
+  Ctx c;
+  uopc_ctx *x = c.c;
+  uopc_node *A = uopc_buffer(x, 0, UOPC_DT_I32, 8), *P = uopc_buffer(x, 1, UOPC_DT_I32, 2);
+  uopc_node *zero = uopc_const_i(x, UOPC_DT_I32, 0), *one = uopc_const_i(x, UOPC_DT_I32, 1);
+  uopc_node *a0 = uopc_load(x, uopc_index(x, A, &zero, 1));
+  uopc_node *s0 = uopc_store(x, uopc_index(x, P, &one, 1), a0);
+  uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, 8), 0);
+  uopc_node *s1 = uopc_store(x, uopc_index(x, A, &i, 1), uopc_add_k(x, i, 5));
+  uopc_node *e = uopc_end(x, s1, &i, 1);
+  uopc_node *s2 = uopc_store(x, uopc_index(x, P, &zero, 1), a0);
+  uopc_node *effects[3] = {s0, e, s2};
+  uopc_node *k = uopc_sink(x, effects, 3);
+  ASSERT_NE(k, nullptr) << c.err();
+  for (uopc_tier t : kTiers) {
+    Kernel kern = Compile(x, k, t);
+    ASSERT_TRUE(kern);
+    std::vector<int32_t> a(8, -7), p(2, 0);
+    ASSERT_EQ(Call(kern, {a.data(), p.data()}), UOPC_OK);
+    EXPECT_EQ(p[1], -7) << "tier " << t;
+    EXPECT_EQ(p[0], 5) << "tier " << t;
+  }
+}
+
+// ---- depth: nothing recurses, nothing is capped -----------------------------------------
+
+// O[0] = O[0] + 1 inside 10,000 nested ENDs, each closing its own RANGE of 1.
+TEST(KernelDepth, TenThousandNestedLoops) {
+  constexpr int kDepth = 10000;
+  Ctx c;
+  uopc_ctx *x = c.c;
+  uopc_node *O = uopc_buffer(x, 0, UOPC_DT_I32, 1), *zero = uopc_const_i(x, UOPC_DT_I32, 0);
+  uopc_node *p = uopc_index(x, O, &zero, 1);
+  uopc_node *e = uopc_store(x, p, uopc_add_k(x, uopc_load(x, p), 1));
+  for (int d = kDepth - 1; d >= 0; d--) {
+    uopc_node *r = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, 1), d);
+    e = uopc_end(x, e, &r, 1);
+  }
+  uopc_node *k = uopc_sink(x, &e, 1);
+  ASSERT_NE(k, nullptr) << c.err();
+  Kernel kern = Compile(x, k);
+  ASSERT_TRUE(kern);
+  int32_t o = 41;
+  std::vector<void *> bufs = {&o};
+  ASSERT_EQ(Call(kern, bufs), UOPC_OK);
+  EXPECT_EQ(o, 42);
+}
+
+// One END closing 10,000 RANGEs (a loop nest 10,000 deep), and the same
+// store under 10,000 levels of SINK(END(SINK(END(...)))).
+TEST(KernelDepth, TenThousandRangesOfOneEndAndDeepSinkEndNesting) {
+  constexpr int kDepth = 10000;
+  Ctx c;
+  uopc_ctx *x = c.c;
+  uopc_node *O = uopc_buffer(x, 0, UOPC_DT_I32, 1), *zero = uopc_const_i(x, UOPC_DT_I32, 0);
+  uopc_node *p = uopc_index(x, O, &zero, 1);
+  uopc_node *st = uopc_store(x, p, uopc_add_k(x, uopc_load(x, p), 1));
+  std::vector<uopc_node *> r(kDepth);
+  for (int d = 0; d < kDepth; d++) r[d] = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, 1), d);
+  uopc_node *wide = uopc_sink(x, std::vector<uopc_node *>{uopc_end(x, st, r.data(), kDepth)}.data(), 1);
+  uopc_node *deep = st;
+  for (int d = 0; d < kDepth; d++) {
+    uopc_node *s = uopc_sink(x, &deep, 1);
+    deep = uopc_end(x, s, &r[d], 1);
+  }
+  deep = uopc_sink(x, &deep, 1);
+  ASSERT_NE(wide, nullptr) << c.err();
+  ASSERT_NE(deep, nullptr) << c.err();
+  for (uopc_node *k : {wide, deep}) {
+    Kernel kern = Compile(x, k);
+    ASSERT_TRUE(kern);
+    int32_t o = 1;
+    std::vector<void *> bufs = {&o};
+    ASSERT_EQ(Call(kern, bufs), UOPC_OK);
+    EXPECT_EQ(o, 2);
+  }
+}
+
+// ---- cost in proportion to the kernel ------------------------------------------------------
+
+struct Counting {
+  size_t bytes = 0;  // grown, summed over every allocation and reallocation
+};
+
+void *CountingRealloc(void *ud, void *p, size_t old_n, size_t new_n) {
+  if (new_n == 0) {
+    std::free(p);
+    return nullptr;
+  }
+  if (new_n > old_n) static_cast<Counting *>(ud)->bytes += new_n - old_n;
+  return std::realloc(p, new_n);
+}
+
+// A 10-node kernel in a context that also holds 1,000,000 unrelated nodes:
+// compiling it allocates in proportion to the kernel (the emitter's tables
+// were once sized by the whole context: 20 bytes a node, 20 MB here).
+TEST(KernelCost, SmallKernelInAHugeContextAllocatesLittle) {
+  Counting n;
+  uopc_alloc a{CountingRealloc, &n};
+  uopc_ctx *c = uopc_ctx_new(&a);
+  ASSERT_NE(c, nullptr);
+  uopc_node *k = Parse(c, R"(
+%A = buffer : slot=0 dtype=f32 shape=(37,)
+%O = buffer : slot=1 dtype=f32 shape=(37,)
+%i = range 37 : idx=0
+%pa = index %A, %i
+%v = load %pa
+%w = mul %v, 2.5
+%po = index %O, %i
+%st = store %po, %w
+%e = end %st, %i
+%k = sink %e
+)");
+  ASSERT_NE(k, nullptr);
+  for (int32_t v = 0; v < 1000000; v++) ASSERT_NE(uopc_const_i(c, UOPC_DT_I32, 1000 + v), nullptr);
+  ASSERT_GE(uopc_ctx_count(c), 1000000u);
+  // the whole pipeline, not a cache hit
+  const char *old = std::getenv("UOPC_CACHE");
+  std::string saved = old ? old : "";
+  setenv("UOPC_CACHE", "0", 1);
+  uopc_cache_clear_memory();
+  n.bytes = 0;
+  uopc_error e{};
+  uopc_kernel *kern = uopc_compile(c, k, nullptr, &e);
+  size_t during = n.bytes;
+  if (old) setenv("UOPC_CACHE", saved.c_str(), 1);
+  else unsetenv("UOPC_CACHE");
+  ASSERT_NE(kern, nullptr) << e.msg;
+  std::printf("[ info     ] compiling a 10-node kernel in a context of %u nodes allocated %zu bytes\n",
+              uopc_ctx_count(c), during);
+  EXPECT_LT(during, (size_t)256 * 1024);
+  std::vector<float> va(37), vo(37);
+  for (int j = 0; j < 37; j++) va[j] = (float)j;
+  void *bufs[2] = {va.data(), vo.data()};
+  ASSERT_EQ(uopc_kernel_call(kern, bufs, 2, &e), UOPC_OK) << e.msg;
+  EXPECT_EQ(vo[36], 90.0f);
+  uopc_kernel_free(kern);
+  uopc_ctx_free(c);
+}
+
+// A failing allocator: the n-th allocation through the context fails.
+struct FailN {
+  long left = -1;  // allocations until one fails (-1: never)
+  long live = 0;   // blocks not freed
+};
+
+void *FailRealloc(void *ud, void *p, size_t old_n, size_t new_n) {
+  auto *f = static_cast<FailN *>(ud);
+  (void)old_n;
+  if (new_n == 0) {
+    if (p) f->live--;
+    std::free(p);
+    return nullptr;
+  }
+  if (f->left == 0) return nullptr;
+  if (f->left > 0) f->left--;
+  void *q = std::realloc(p, new_n);
+  if (q && !p) f->live++;
+  return q;
+}
+
+// Compiling a kernel (prepare, key, linearize, verify, emit) with the n-th
+// allocation failing, for every n: UOPC_ERR_NOMEM each time, no leak, and
+// the context still compiles it afterwards.
+TEST(KernelCost, OutOfMemoryEverywhereInCompile) {
+  const char *text = R"(
+%A = buffer : slot=0 dtype=f32 shape=(16,)
+%B = buffer : slot=1 dtype=i32 shape=(16,)
+%O = buffer : slot=2 dtype=f32 shape=(16,)
+%i = range 16 : idx=0
+%j = range 4 : idx=1
+%pb = index %B, %i
+%b = load %pb
+%q = floordiv %b, 3
+%pa = index %A, %q
+%a = load %pa
+%i4 = mul %i, 4
+%po = index %O, %i
+%o = load %po
+%s = add %o, %a
+%st = store %po, %s
+%e = end %st, %i, %j
+%k = sink %e
+)";
+  const char *old = std::getenv("UOPC_CACHE");
+  std::string saved = old ? old : "";
+  setenv("UOPC_CACHE", "0", 1);  // every attempt runs the whole pipeline
+  long n = 0;
+  bool done = false;
+  for (; n < 100000 && !done; n++) {
+    FailN f;
+    uopc_alloc al{FailRealloc, &f};
+    uopc_ctx *c = uopc_ctx_new(&al);
+    ASSERT_NE(c, nullptr);
+    uopc_ctx_set_check(c, 1);  // the program verifier allocates too
+    uopc_node *k = Parse(c, text);
+    ASSERT_NE(k, nullptr);
+    uopc_cache_clear_memory();
+    f.left = n;
+    uopc_error e{};
+    uopc_kernel *kern = uopc_compile(c, k, nullptr, &e);
+    f.left = -1;
+    if (kern) {
+      done = true;
+    } else {
+      EXPECT_EQ(e.code, UOPC_ERR_NOMEM) << "n=" << n << ": " << e.msg;
+      uopc_ctx_clear_error(c);
+      uopc_cache_clear_memory();
+      kern = uopc_compile(c, k, nullptr, &e);
+      EXPECT_NE(kern, nullptr) << "n=" << n << ": " << e.msg;
+    }
+    uopc_kernel_free(kern);
+    uopc_ctx_free(c);
+    EXPECT_EQ(f.live, 0) << "n=" << n;
+  }
+  if (old) setenv("UOPC_CACHE", saved.c_str(), 1);
+  else unsetenv("UOPC_CACHE");
+  EXPECT_TRUE(done);
+  EXPECT_GT(n, 20) << "allocation points tried";
+  std::printf("[ info     ] %ld allocation points of uopc_compile failed in turn\n", n - 1);
 }
 
 // C = A @ B by loops i, k, j, accumulating into the zeroed output, against
@@ -723,6 +981,96 @@ TEST(KernelDtypes, BoolBuffers) {
       EXPECT_EQ(Bits(w[j]), Bits(cb[j] ? a[j] : -1.0f)) << j;
       EXPECT_EQ(n[j], cb[j] ? 0 : 1) << j;
     }
+  }
+}
+
+// ---- many buffers: the calling convention takes an array of pointers ------------------
+
+// O[i] = B0[i] + B1[i] + ... + B62[i] over 63 i32 inputs: 64 buffers, the most
+// a kernel takes, at both tiers (and still vectorized: noalias survives the
+// entry's array of pointers).
+TEST(KernelBuffers, SixtyFourBuffers) {
+  constexpr int kIn = 63, kN = 1000;
+  Ctx c;
+  uopc_ctx *x = c.c;
+  uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, kN), 0);
+  uopc_node *sum = nullptr;
+  for (int s = 0; s < kIn; s++) {
+    uopc_node *v = uopc_load(x, uopc_index(x, uopc_buffer(x, s, UOPC_DT_I32, kN), &i, 1));
+    sum = sum ? uopc_add(x, sum, v) : v;
+  }
+  uopc_node *st = uopc_store(x, uopc_index(x, uopc_buffer(x, kIn, UOPC_DT_I32, kN), &i, 1), sum);
+  uopc_node *e = uopc_end(x, st, &i, 1);
+  uopc_node *k = uopc_sink(x, &e, 1);
+  ASSERT_NE(k, nullptr) << c.err();
+  std::vector<std::vector<int32_t>> b(kIn + 1, std::vector<int32_t>(kN));
+  for (int s = 0; s < kIn; s++)
+    for (int j = 0; j < kN; j++) b[s][j] = (s + 1) * 1000003 + j * (s ^ 7);
+  for (uopc_tier t : kTiers) {
+    Kernel kern = Compile(x, k, t);
+    ASSERT_TRUE(kern);
+    EXPECT_EQ(uopc_kernel_nbufs(kern.get()), 64u);
+    std::vector<void *> bufs;
+    for (auto &v : b) bufs.push_back(v.data());
+    std::fill(b[kIn].begin(), b[kIn].end(), -1);
+    ASSERT_EQ(Call(kern, bufs), UOPC_OK);
+    for (int j = 0; j < kN; j++) {
+      uint32_t want = 0;
+      for (int s = 0; s < kIn; s++) want += (uint32_t)b[s][j];
+      ASSERT_EQ((uint32_t)b[kIn][j], want) << "tier " << t << " j " << j;
+    }
+    // the many-buffer checks: an overlap, a NULL, both named as for few buffers
+    uopc_error e2{};
+    std::vector<void *> bad = bufs;
+    bad[40] = b[20].data() + 10;
+    EXPECT_EQ(Call(kern, bad, &e2), UOPC_ERR_ARG);
+    EXPECT_STREQ(e2.msg, "buffers 20 and 40 overlap (kernels need distinct memory per slot)");
+    bad = bufs;
+    bad[33] = nullptr;
+    EXPECT_EQ(Call(kern, bad, &e2), UOPC_ERR_ARG);
+    EXPECT_STREQ(e2.msg, "buffer 33 is NULL");
+  }
+  std::string s = Asm(x, k, UOPC_TIER_FAST);
+  EXPECT_NE(s.find("vpaddd"), std::string::npos) << "the sum is vectorized";
+  // 65 buffers: too many
+  uopc_node *extra = uopc_store(x, uopc_index(x, uopc_buffer(x, 64, UOPC_DT_I32, kN), &i, 1), sum);
+  uopc_node *effects[2] = {st, extra};
+  uopc_node *e65 = uopc_end(x, uopc_sink(x, effects, 2), &i, 1);
+  uopc_error err{};
+  EXPECT_EQ(uopc_compile(x, uopc_sink(x, &e65, 1), nullptr, &err), nullptr);
+  EXPECT_EQ(err.code, UOPC_ERR_TYPE);
+  EXPECT_NE(std::string(err.msg).find("at most 64 buffers"), std::string::npos) << err.msg;
+}
+
+// 17 bool outputs: O_k[i] = A[i] < k for k = 0 .. 16.
+TEST(KernelBuffers, SeventeenBoolOutputs) {
+  constexpr int kOut = 17, kN = 333;
+  Ctx c;
+  uopc_ctx *x = c.c;
+  uopc_node *i = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, kN), 0);
+  uopc_node *a = uopc_load(x, uopc_index(x, uopc_buffer(x, 0, UOPC_DT_F32, kN), &i, 1));
+  std::vector<uopc_node *> stores;
+  for (int k = 0; k < kOut; k++) {
+    uopc_node *lt = uopc_alu2(x, UOPC_OP_CMPLT, a, uopc_const_f(x, UOPC_DT_F32, (double)k));
+    stores.push_back(uopc_store(x, uopc_index(x, uopc_buffer(x, 1 + k, UOPC_DT_BOOL, kN), &i, 1), lt));
+  }
+  uopc_node *body = uopc_sink(x, stores.data(), kOut);
+  uopc_node *e = uopc_end(x, body, &i, 1);
+  uopc_node *root = uopc_sink(x, &e, 1);
+  ASSERT_NE(root, nullptr) << c.err();
+  for (uopc_tier t : kTiers) {
+    Kernel kern = Compile(x, root, t);
+    ASSERT_TRUE(kern);
+    ASSERT_EQ(uopc_kernel_nbufs(kern.get()), 18u);
+    std::vector<float> va(kN);
+    for (int j = 0; j < kN; j++) va[j] = (float)(j % 40) * 0.5f - 2.0f;
+    va[5] = F32(0x7fc00000);  // NaN < k is False
+    std::vector<std::vector<uint8_t>> o(kOut, std::vector<uint8_t>(kN, 7));
+    std::vector<void *> bufs = {va.data()};
+    for (auto &v : o) bufs.push_back(v.data());
+    ASSERT_EQ(Call(kern, bufs), UOPC_OK);
+    for (int k = 0; k < kOut; k++)
+      for (int j = 0; j < kN; j++) ASSERT_EQ(o[k][j], va[j] < (float)k ? 1 : 0) << "tier " << t << " k " << k << " j " << j;
   }
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fuzz.h"
 
 /* ---- options ------------------------------------------------------------------ */
 

@@ -10,7 +10,6 @@
 #include "uopc/algebra.h"
 #include "uopc/eval.h"
 #include "uopc/jit.h"
-#include "uopc/fuzz.h"
 #include "uopc/npy.h"
 #include "uopc/cache.h"
 #include "uopc/tensor.h"

@@ -289,8 +289,8 @@ void uopi_table_release(uopc_ctx *c, uopi_table *t) {
 }
 
 int uopi_table_set(uopc_ctx *c, uopi_table *t, uint32_t id, void *v) {
-  if (id >= t->cap) {
-    uint32_t need = id + 1 > c->n_nodes ? id + 1 : c->n_nodes;
+  if (id >= t->cap) { /* by doubling, to the ids used: a pass over a small graph in a big context stays small */
+    uint32_t need = id + 1;
     uint64_t ncap = t->cap ? t->cap : 64;
     while (ncap < need) ncap *= 2;
     if (ncap > UINT32_MAX) ncap = UINT32_MAX;

@@ -52,14 +52,20 @@ static const char *not_kernel(uopc_node *u) {
   }
 }
 
-uopc_status uopi_kernel_prepare(uopc_ctx *c, uopc_node *root, uopi_kernel_ir *out) {
-  memset(out, 0, sizeof *out);
+uopc_status uopi_kernel_check_root(uopc_ctx *c, const uopc_node *root) {
   if (!root) return uopc_fail(c, UOPC_ERR_ARG, "compile: NULL kernel"), UOPC_ERR_ARG;
-  if (root->op == UOPC_OP_STORE || root->op == UOPC_OP_END) root = uopc_sink(c, &root, 1);
-  if (root && root->op != UOPC_OP_SINK) {
+  if (root->op != UOPC_OP_SINK && root->op != UOPC_OP_STORE && root->op != UOPC_OP_END) {
     uopc_fail(c, UOPC_ERR_TYPE, "a kernel's root must be a SINK (or a STORE or END), not %s", uopc_op_name((uopc_op)root->op));
     return UOPC_ERR_TYPE;
   }
+  return UOPC_OK;
+}
+
+uopc_status uopi_kernel_prepare(uopc_ctx *c, uopc_node *root, uopi_kernel_ir *out) {
+  memset(out, 0, sizeof *out);
+  uopc_status st0 = uopi_kernel_check_root(c, root);
+  if (st0) return st0;
+  if (root->op == UOPC_OP_STORE || root->op == UOPC_OP_END) root = uopc_sink(c, &root, 1);
   uopc_node *r = root ? uopc_graph_rewrite(c, root, uopc_rules_kernel(), NULL, 0) : NULL;
   uint32_t n = 0;
   uopc_node **all = r ? uopc_toposort(c, r, &n) : NULL;

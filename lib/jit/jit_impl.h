@@ -1,9 +1,9 @@
-/* lib/llvm/jit_impl.h - what the JIT engine's files share (engine.c, tm.c,
+/* lib/jit/jit_impl.h - what the JIT engine's files share (engine.c, tm.c,
  * passes.c, object.c, code.c, launch.c, ...).  Users of the engine include
  * jit.h only.
  */
-#ifndef UOPI_LLVM_JIT_IMPL_H
-#define UOPI_LLVM_JIT_IMPL_H
+#ifndef UOPI_JIT_JIT_IMPL_H
+#define UOPI_JIT_JIT_IMPL_H
 
 #include <pthread.h>
 
@@ -11,7 +11,11 @@
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/TargetMachine.h>
 
-#include "jit.h"
+#include "jit/jit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ---- engine.c: the one engine of the process ----------------------------- */
 typedef struct uopi_jit_engine {
@@ -52,5 +56,17 @@ UOPI_FUNC void uopi_jit_tm_dispose_all(void);
 /* ---- passes.c ----------------------------------------------------------- */
 /* 0 for a valid tier, else UOPC_ERR_ARG with *e set. */
 UOPI_FUNC uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e);
+/* uopi_jit_prepare without the verifier (for a module just verified). */
+UOPI_FUNC uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e);
 
+/* ---- blocks.c ------------------------------------------------------------ */
+/* The longest basic block handed to code generation (see blocks.c). */
+#define UOPI_JIT_BLOCK_MAX 1000
+/* Splits every block of m longer than max instructions into blocks of at
+   most max, joined by unconditional branches (after the IR passes). */
+UOPI_FUNC void uopi_jit_bound_blocks(LLVMModuleRef m, unsigned max);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

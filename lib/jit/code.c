@@ -1,4 +1,4 @@
-/* lib/llvm/code.c - code handles: link an object, look up, remove.
+/* lib/jit/code.c - code handles: link an object, look up, remove.
  *
  * Each kernel gets its own ResourceTracker in the main JITDylib, so freeing
  * one releases exactly its memory: Remove, then Release, then clear the
@@ -11,7 +11,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "jit_impl.h"
+#include "jit/jit_impl.h"
 
 /* Removes and releases rt; under g->lock. */
 static void drop_rt(uopi_jit_engine *g, LLVMOrcResourceTrackerRef rt) {
@@ -69,36 +69,29 @@ static uopc_status add_and_lookup(uint8_t *obj, size_t size, const char *name, u
 uopc_status uopi_jit_load(const void *obj, size_t size, const char *name, unsigned nbufs,
                           uopi_jit_code **out, uopc_error *e) {
   *out = NULL;
-  if (nbufs > UOPI_JIT_MAX_BUFS)
-    return uopi_jit_fail(e, UOPC_ERR_ARG, "kernel %s: %u buffers, at most %d", name, nbufs,
-                         UOPI_JIT_MAX_BUFS);
+  if (nbufs > UOPI_JIT_MAX_ARGS)
+    return uopi_jit_fail(e, UOPC_ERR_ARG, "kernel %s: %u pointer arguments, at most %d", name, nbufs,
+                         UOPI_JIT_MAX_ARGS);
   uint8_t *copy = malloc(size ? size : 1);
   if (!copy) return uopi_jit_fail(e, UOPC_ERR_NOMEM, "out of memory");
   memcpy(copy, obj, size);
   return add_and_lookup(copy, size, name, nbufs, out, e);
 }
 
-/* The number of buffers of kernel `name` in m, or -1 with *e set. */
-static int kernel_bufs(LLVMModuleRef m, const char *name, uopc_error *e) {
+/* UOPC_OK when m defines the entry `name` in the kernel convention:
+   void(ptr), not varargs. */
+static uopc_status check_entry(LLVMModuleRef m, const char *name, unsigned nargs, uopc_error *e) {
   LLVMValueRef fn = LLVMGetNamedFunction(m, name);
-  if (!fn || LLVMIsDeclaration(fn)) {
-    uopi_jit_fail(e, UOPC_ERR_ARG, "the module defines no function %s", name);
-    return -1;
-  }
+  if (!fn || LLVMIsDeclaration(fn)) return uopi_jit_fail(e, UOPC_ERR_ARG, "the module defines no function %s", name);
   LLVMTypeRef ty = LLVMGlobalGetValueType(fn);
-  unsigned n = LLVMCountParamTypes(ty);
   int ok = LLVMGetTypeKind(LLVMGetReturnType(ty)) == LLVMVoidTypeKind && !LLVMIsFunctionVarArg(ty) &&
-           n <= UOPI_JIT_MAX_BUFS;
-  for (unsigned i = 0; ok && i < n; i++)
-    ok = LLVMGetTypeKind(LLVMTypeOf(LLVMGetParam(fn, i))) == LLVMPointerTypeKind;
-  if (!ok) {
-    uopi_jit_fail(e, UOPC_ERR_ARG, "kernel %s: want void(ptr x n), n <= %d", name, UOPI_JIT_MAX_BUFS);
-    return -1;
-  }
-  return (int)n;
+           LLVMCountParamTypes(ty) == 1 && LLVMGetTypeKind(LLVMTypeOf(LLVMGetParam(fn, 0))) == LLVMPointerTypeKind &&
+           nargs <= UOPI_JIT_MAX_ARGS;
+  if (!ok) return uopi_jit_fail(e, UOPC_ERR_ARG, "kernel %s: want void(ptr) and at most %d arguments", name, UOPI_JIT_MAX_ARGS);
+  return UOPC_OK;
 }
 
-uopc_status uopi_jit_compile(LLVMModuleRef m, const char *name, uopi_jit_tier t,
+uopc_status uopi_jit_compile(LLVMModuleRef m, const char *name, unsigned nargs, uopi_jit_tier t,
                              uopi_jit_code **out, uopc_error *e) {
   LLVMContextRef c = LLVMGetModuleContext(m);
   *out = NULL;
@@ -106,14 +99,15 @@ uopc_status uopi_jit_compile(LLVMModuleRef m, const char *name, uopi_jit_tier t,
     LLVMDisposeModule(m); /* ours, but never the global context */
     return uopi_jit_fail(e, UOPC_ERR_ARG, "kernel %s: module in the global LLVMContext", name);
   }
-  int nbufs = kernel_bufs(m, name, e);
-  uopc_status st = nbufs < 0 ? UOPC_ERR_ARG : uopi_jit_prepare(m, t, e);
+  uopc_status st = uopi_jit_verify(m, e); /* a broken module first: its functions are not worth a look */
+  if (st == UOPC_OK) st = check_entry(m, name, nargs, e);
+  if (st == UOPC_OK) st = uopi_jit_passes(m, t, e);
   uint8_t *obj = NULL;
   size_t size = 0;
   if (st == UOPC_OK) st = uopi_jit_emit(m, t, 0, &obj, &size, e);
   uopi_jit_module_free(m); /* before linking: peak memory */
   if (st) return st;
-  return add_and_lookup(obj, size, name, (unsigned)nbufs, out, e);
+  return add_and_lookup(obj, size, name, nargs, out, e);
 }
 
 void uopi_jit_free(uopi_jit_code *k) {

@@ -1,5 +1,8 @@
-/* lib/llvm/fuzz.c - differential fuzzing of compiled ALU ops against
- * uopc_exec_alu (include/uopc/fuzz.h has the contract).
+/* tools/fuzz.c - differential fuzzing of compiled ALU ops against
+ * uopc_exec_alu (tools/fuzz.h has the contract).  Outside the library: it
+ * uses the public API only (uopc_compile, uopc_kernel_call, uopc_exec_alu,
+ * the constructors), and is built as the static library uopc_fuzz that the
+ * CLI (`uopc fuzz`), the tests and bench_kernel link.
  *
  * Per triple: one kernel `out[i] = op(in0[i], ...)` built with the public
  * constructors and compiled once (or twice: both tiers); then batches of
@@ -18,8 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
-#include "uopc/fuzz.h"
+#include "fuzz.h"
 
 /* ---- the triples ---------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* lib/llvm/version.c - the version of the LLVM library in use, from LLVM
+/* lib/jit/version.c - the version of the LLVM library in use, from LLVM
  * itself (include/uopc/version.h). */
 #include <pthread.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* lib/llvm/object.c - code generation to bytes, and the text dumps.
+/* lib/jit/object.c - code generation to bytes, and the text dumps.
  *
  * The engine generates code itself (LLVMTargetMachineEmitToMemoryBuffer on a
  * pooled TM) instead of letting the LLJIT compile IR: compiles run in
@@ -10,7 +10,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "jit_impl.h"
+#include "jit/jit_impl.h"
 
 uopc_status uopi_jit_emit(LLVMModuleRef m, uopi_jit_tier t, int asm_text, uint8_t **out,
                           size_t *size, uopc_error *e) {

@@ -1,4 +1,6 @@
-/* uopc/fuzz.h - differential fuzzing of compiled code against exec_alu.
+/* tools/fuzz.h - differential fuzzing of compiled code against exec_alu
+ * (tools/fuzz.c, the static library uopc_fuzz: not part of libuopc; it uses
+ * the public API only).
  *
  * For one (op, in dtype, out dtype) triple of docs/semantics.md, the fuzzer
  * builds the kernel
@@ -28,10 +30,10 @@
  *
  * Threads: uopc_fuzz_run may be called from several threads at once.
  */
-#ifndef UOPC_FUZZ_H
-#define UOPC_FUZZ_H
+#ifndef UOPC_TOOLS_FUZZ_H
+#define UOPC_TOOLS_FUZZ_H
 
-#include "uopc/jit.h"
+#include <uopc/uopc.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,7 +50,7 @@ typedef struct uopc_fuzz_pair {
 /* The 52 triples of docs/semantics.md's table, in its order (ADD, MUL, MAX,
    CMPLT, CMPNE, FLOORDIV, FLOORMOD, WHERE, RECIP, SQRT, EXP2, LOG2, SIN,
    CAST; dtypes bool, i32, f32, f16).  Static storage; *n gets the count. */
-UOPC_API const uopc_fuzz_pair *uopc_fuzz_pairs(size_t *n);
+const uopc_fuzz_pair *uopc_fuzz_pairs(size_t *n);
 
 /* One compared case that failed: operand and result bits at their dtypes
    (bool: the byte, i32/f32: 32 bits, f16: 16 bits). */
@@ -90,23 +92,23 @@ typedef struct uopc_fuzz_stats {
    opts may be NULL (all defaults, seed 0).  Returns UOPC_OK when the run
    completed, whatever the number of mismatches (see s->mismatches), or an
    error (compiling failed, out of memory) in *e.  s receives the counts. */
-UOPC_API uopc_status uopc_fuzz_run(const uopc_fuzz_pair *p, const uopc_fuzz_opts *opts, uopc_fuzz_stats *s,
+uopc_status uopc_fuzz_run(const uopc_fuzz_pair *p, const uopc_fuzz_opts *opts, uopc_fuzz_stats *s,
                                    uopc_error *e);
 
 /* The kernel the fuzzer compiles for p over n elements, built in c (for
    tests and --emit): a SINK, or NULL with the error in c. */
-UOPC_API uopc_node *uopc_fuzz_kernel(uopc_ctx *c, const uopc_fuzz_pair *p, int32_t n);
+uopc_node *uopc_fuzz_kernel(uopc_ctx *c, const uopc_fuzz_pair *p, int32_t n);
 
 /* A triple's dtype in the CLI's spelling: "f32" (in_t; also for CMPLT and
    CMPNE, whose result is bool), "f32:i32" for a CAST.  buf holds 16 bytes. */
-UOPC_API const char *uopc_fuzz_dtype_str(const uopc_fuzz_pair *p, char buf[16]);
+const char *uopc_fuzz_dtype_str(const uopc_fuzz_pair *p, char buf[16]);
 
 /* A one-line reproducer of a mismatch (no newline): op, dtype, every operand
    and both results as hex bits and as the project prints values (the
    shortest decimal at the dtype's precision), e.g.
      mismatch: cast f32:i32 a=0x4effffff (2147483500.0) jit=0x80000000 (-2147483648) exec_alu=0x7fffff80 (2147483520)
    Writes at most n bytes (NUL included; cut if longer) and returns buf. */
-UOPC_API char *uopc_fuzz_describe(const uopc_fuzz_case *m, char *buf, size_t n);
+char *uopc_fuzz_describe(const uopc_fuzz_case *m, char *buf, size_t n);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* lib/llvm/names.c - unique kernel symbols and the kernel attributes.
+/* lib/jit/names.c - unique kernel symbols.
  *
  * Every kernel in the JIT needs its own symbol: redefining one is a
  * DuplicateDefinition error.  A name carries a per-process random nonce, so
@@ -12,9 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <llvm-c/Core.h>
-
-#include "jit_impl.h"
+#include "jit/jit_impl.h"
 
 static pthread_once_t nonce_once = PTHREAD_ONCE_INIT;
 static uint64_t nonce;
@@ -34,15 +32,4 @@ void uopi_jit_unique_name(char *buf, size_t n, const char *prefix) {
   pthread_once(&nonce_once, make_nonce);
   uint64_t i = atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed);
   snprintf(buf, n, "%s_%012" PRIx64 "_%" PRIu64, prefix, nonce, i);
-}
-
-void uopi_jit_mark_kernel(LLVMValueRef fn) {
-  LLVMContextRef c = LLVMGetModuleContext(LLVMGetGlobalParent(fn));
-  LLVMAttributeRef nounwind = LLVMCreateEnumAttribute(c, LLVMGetEnumAttributeKindForName("nounwind", 8), 0);
-  LLVMAttributeRef noalias = LLVMCreateEnumAttribute(c, LLVMGetEnumAttributeKindForName("noalias", 7), 0);
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, nounwind);
-  unsigned n = LLVMCountParams(fn);
-  for (unsigned i = 0; i < n; i++)
-    if (LLVMGetTypeKind(LLVMTypeOf(LLVMGetParam(fn, i))) == LLVMPointerTypeKind)
-      LLVMAddAttributeAtIndex(fn, i + 1, noalias);
 }

@@ -1,10 +1,13 @@
-/* lib/llvm/cache.h - the kernel cache: compiled kernels reused in memory and
- * across processes (docs/cache.md).
+/* lib/kcache/kcache.h - the kernel cache: compiled kernels reused in memory
+ * and across processes (docs/cache.md).
  *
- *   uopc_compile ──raw key──▶ memory ──prepare, key──▶ memory ──miss──▶ disk entry ──miss──▶ LLVM
- *                (as given)   (alias)                  (entry)          (cache_disk.c)       (compile fn)
+ * A store, not a compiler: lib/compile.c asks it for an entry and, on a miss,
+ * fills the entry itself.
  *
- * The key (cache_key.c) of a prepared kernel at a tier is
+ *   compile.c ──raw key──▶ memory ──prepare, key──▶ memory ──miss──▶ disk entry ──miss──▶ compile.c
+ *             (as given)   (alias)                  (entry)          (disk.c)             fills it
+ *
+ * The key (key.c) of a prepared kernel at a tier is
  *   - the environment: UOPI_KCACHE_FORMAT, the codegen id (a hash of the
  *     sources that decide the object code, made by the build),
  *     uopi_jit_target_id() (LLVM version, triple, CPU, features, cl::opts),
@@ -20,13 +23,13 @@
  * memory table has one mutex, held around table operations only, never
  * around LLVM or file I/O.
  */
-#ifndef UOPI_LLVM_CACHE_H
-#define UOPI_LLVM_CACHE_H
+#ifndef UOPI_KCACHE_KCACHE_H
+#define UOPI_KCACHE_KCACHE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "llvm/jit.h"
+#include "jit/jit.h"
 #include "lower/kernel.h"
 #include "uopc/cache.h"
 
@@ -36,13 +39,13 @@ extern "C" {
 
 /* The cache format: bump it whenever the file layout, the key serialization
    or the kernel calling convention changes. */
-#define UOPI_KCACHE_FORMAT 1u
+#define UOPI_KCACHE_FORMAT 2u  /* 2: kernels take an array of buffer pointers (up to 64 buffers) */
 #define UOPI_KCACHE_MAGIC "UOPCKRN"     /* 8 bytes with its NUL */
 #define UOPI_KCACHE_SUFFIX ".ukc"
 #define UOPI_KCACHE_HASH 16             /* bytes of a key hash */
 #define UOPI_KCACHE_NAME_MAX 64         /* a kernel symbol, NUL included */
 
-/* ---- hashing (cache_key.c) ---------------------------------------------- */
+/* ---- hashing (key.c) ---------------------------------------------- */
 
 /* SipHash-2-4 with the 128-bit output of the reference implementation
    (veorq/SipHash, outlen 16): out = 16 bytes, little endian. */
@@ -61,16 +64,18 @@ typedef struct uopi_kenv {
 } uopi_kenv;
 
 /* A key: the environment and the graph bytes.  graph is malloc'd (free with
-   uopi_kkey_free). */
+   uopi_kkey_free) unless lent: then it belongs to a cache entry (see
+   uopi_kcache_acquire) and uopi_kkey_free leaves it alone. */
 typedef struct uopi_kkey {
   uopi_kenv env;
   uint8_t *graph;
   size_t graph_len;
   uint8_t hash[UOPI_KCACHE_HASH];
+  int lent;
 } uopi_kkey;
 
 /* The build's codegen id: a hash of the library sources that decide a
-   kernel's object code (lib/llvm, lib/lower, lib/algebra). */
+   kernel's object code (cmake/CodegenId.cmake lists the folders). */
 UOPI_FUNC const char *uopi_kcache_codegen_id(void);
 
 /* The environment of tier t (initializes the engine).  UOPC_ERR_JIT/ARG
@@ -105,36 +110,63 @@ typedef struct uopi_kmeta {
 /* The metadata of a prepared kernel (name left empty). */
 UOPI_FUNC void uopi_kmeta_of(const uopi_kernel_ir *k, uopi_kmeta *out);
 
-/* ---- the cache, as uopc_compile uses it (cache_mem.c) -------------------------
+/* ---- the store in memory (mem.c) ------------------------------------------
  * One entry per key: the code (loaded once, so the same object is never
  * linked twice) and how many handles hold it.  Entries no handle holds stay
- * in an LRU list, bounded by uopc_cache_set_memory_limit. */
+ * in an LRU list, bounded by uopc_cache_set_memory_limit.
+ *
+ * The pending-entry protocol: a miss in memory inserts a *pending* entry and
+ * makes the caller its filler, the only one for that key.  The filler fills
+ * it (uopi_kcache_fill) or gives up (uopi_kcache_abandon); any other thread
+ * asking for the key meanwhile waits on a condition variable and then gets
+ * the filled entry, or, after an abandon, starts over (and may become the
+ * filler itself).  No LLVM work and no file I/O happen under the store's
+ * lock. */
 typedef struct uopi_kentry uopi_kentry;
 
-/* Compiles a kernel whose symbol must be `name` (chosen by the cache): emit
-   + uopi_jit_compile.  Errors go to the context. */
-typedef uopc_status (*uopi_kcompile_fn)(uopc_ctx *c, const uopi_kernel_ir *k, uopi_jit_tier t, const char *name,
-                                         void *ud, uopi_jit_code **out);
+/* The ready entry that the graph-as-given key raw (uopi_kkey_raw) was
+   remembered for, held once for the caller (a memory hit: counted), or NULL
+   (never seen, forgotten, or pending).  raw is not consumed. */
+UOPI_FUNC uopi_kentry *uopi_kcache_find_raw(const uopi_kkey *raw);
 
-/* The entry of the kernel rooted at root (a SINK, STORE or END) at tier t,
-   held once for the caller: from memory (by the graph as given, else by the
-   prepared graph's key), else from disk, else compiled with fn (then written
-   to disk).  Two threads asking for the same key at once: the first does
-   the work, the others wait for it (docs/cache.md).  Errors (including
-   uopi_kernel_prepare's) go to the context. */
-UOPI_FUNC uopc_status uopi_kcache_get(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, uopi_kcompile_fn fn, void *ud,
-                                      uopi_kentry **out);
-/* The code and the buffers of a held entry. */
+/* The entry of key, held once for the caller:
+ *   UOPI_KCACHE_HIT:  ready (a memory hit: counted); key is unchanged;
+ *   UOPI_KCACHE_FILL: a new pending entry, and the caller is its filler.
+ *                     key->graph now belongs to the entry (key->lent is set:
+ *                     uopi_kkey_free leaves it); it stays valid while the
+ *                     caller holds the entry;
+ *   UOPI_KCACHE_NOMEM: out of memory (nothing held).
+ * May block while another thread fills or frees the same key's entry. */
+enum { UOPI_KCACHE_NOMEM = -1, UOPI_KCACHE_FILL = 0, UOPI_KCACHE_HIT = 1 };
+UOPI_FUNC int uopi_kcache_acquire(uopi_kkey *key, uopi_kentry **out);
+
+/* The filler's success: e becomes ready with code (owned by the entry from
+   now on) and metadata m (copied); waiters wake up with it.  The filler
+   keeps its hold. */
+UOPI_FUNC void uopi_kcache_fill(uopi_kentry *e, uopi_jit_code *code, const uopi_kmeta *m);
+
+/* The filler gives up: e leaves the table and the filler's hold is dropped
+   (e is freed, or by the last waiter); waiters start over. */
+UOPI_FUNC void uopi_kcache_abandon(uopi_kentry *e);
+
+/* Remembers raw (the key of the graph as given that led to e, a held ready
+   entry) so that uopi_kcache_find_raw finds e.  raw's graph bytes move into
+   the store (raw->graph becomes NULL) unless another thread remembered the
+   same key first.  Out of memory only skips it. */
+UOPI_FUNC void uopi_kcache_alias(uopi_kentry *e, uopi_kkey *raw);
+
+/* The code and the buffers of a held ready entry (owned by the entry). */
 UOPI_FUNC const uopi_jit_code *uopi_kentry_code(const uopi_kentry *e);
 UOPI_FUNC const uopi_kmeta *uopi_kentry_meta(const uopi_kentry *e);
-/* Drops one hold.  NULL is a no-op. */
+/* Drops one hold of a ready entry.  NULL is a no-op. */
 UOPI_FUNC void uopi_kcache_release(uopi_kentry *e);
 
-/* Frees the code of every entry no handle holds (uopi_jit_shutdown calls it:
-   cached code would otherwise keep the engine alive). */
+/* Frees the code of every entry no handle holds (the ordered shutdown,
+   uopi_compile_shutdown, calls it first: cached code would otherwise keep
+   the engine alive). */
 UOPI_FUNC void uopi_kcache_drop_unheld(void);
 
-/* Counters (cache_mem.c owns them; cache_disk.c adds to them). */
+/* Counters (mem.c owns them; disk.c and lib/compile.c add to them). */
 typedef enum uopi_kstat {
   UOPI_KSTAT_MEM_HIT, UOPI_KSTAT_DISK_HIT, UOPI_KSTAT_MISS, UOPI_KSTAT_DISK_WRITE,
   UOPI_KSTAT_DISK_DAMAGED, UOPI_KSTAT_DISK_EVICTED, UOPI_KSTAT_COUNT
@@ -144,19 +176,19 @@ UOPI_FUNC void uopi_kstat_add(uopi_kstat s, uint64_t n);
 /* One line "uopc cache: ..." on stderr when UOPC_DEBUG contains "cache". */
 UOPI_FUNC void uopi_kcache_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- the disk (cache_disk.c) -------------------------------------------- */
+/* ---- the disk (disk.c) -------------------------------------------- */
 
 /* Loads the entry of key from the cache directory: checks it completely
    (see uopi_kfile_decode), links it (uopi_jit_load) and marks it used.
-   Returns 1 with *out on a hit, 0 on a miss; a damaged entry is removed
-   (one debug line) and is a miss. */
+   Returns 1 with *out (and the kernel's symbol in name) on a hit (counted),
+   0 on a miss; a damaged entry is removed (one debug line) and is a miss. */
 UOPI_FUNC int uopi_kdisk_load(const uopi_kkey *key, const uopi_kmeta *want, uopi_jit_code **out, char *name,
                               size_t name_size);
 /* Writes the entry (temp file + rename) and applies UOPC_CACHE_MAX_MB.
    Failures only disable or skip the disk cache. */
 UOPI_FUNC void uopi_kdisk_store(const uopi_kkey *key, const uopi_kmeta *m, const uopi_jit_code *code);
 
-/* ---- the file format (cache_disk.c) ------------------------------------------
+/* ---- the file format (disk.c) ------------------------------------------
  * A decoded entry: pointers into the file bytes, except obj (malloc'd by
  * decode when inflate is asked for). */
 typedef struct uopi_kfile {

@@ -1,4 +1,4 @@
-/* lib/llvm/error.c - LLVM's errors and messages as uopc_error.
+/* lib/jit/error.c - LLVM's errors and messages as uopc_error.
  *
  * Every LLVMErrorRef that reaches here is consumed and every LLVM message
  * disposed, whether or not the caller wants the error (e may be NULL).
@@ -16,7 +16,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "jit_impl.h"
+#include "jit/jit_impl.h"
 
 static void set(uopc_error *e, uopc_status code, const char *what, const char *detail) {
   if (!e) return;

@@ -1,4 +1,4 @@
-/* lib/llvm/engine.c - the process's JIT engine: one LLJIT, one mutex.
+/* lib/jit/engine.c - the process's JIT engine: one LLJIT, one mutex.
  *
  * Two levels of setup:
  *   - once per process (pthread_once, never undone): the native target and
@@ -19,8 +19,7 @@
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 
-#include "jit_impl.h"
-#include "llvm/cache.h"
+#include "jit/jit_impl.h"
 
 /* The one cl::opt: CodeGen None (TIER0) keeps FastISel but allocates
    registers with the greedy allocator instead of the fast one, so vector
@@ -116,7 +115,6 @@ uopc_status uopi_jit_init(uopc_error *e) {
 }
 
 uopc_status uopi_jit_shutdown(uopc_error *e) {
-  uopi_kcache_drop_unheld(); /* the kernel cache's unheld code goes first */
   pthread_mutex_lock(&init_lock);
   pthread_mutex_lock(&engine.lock);
   long live = engine.live;
@@ -153,15 +151,4 @@ void uopi_jit_module_free(LLVMModuleRef m) {
   LLVMContextRef c = LLVMGetModuleContext(m);
   LLVMDisposeModule(m);
   LLVMContextDispose(c);
-}
-
-uopc_status uopi_jit_warm(uopi_jit_tier t, uopc_error *e) {
-  char name[64];
-  uopi_jit_unique_name(name, sizeof name, "uopc_warm");
-  LLVMModuleRef m;
-  uopi_jit_code *k = NULL;
-  uopc_status st = uopi_jit_sample_module(UOPI_JIT_SAMPLE_EW, 64, name, &m, e);
-  if (st == UOPC_OK) st = uopi_jit_compile(m, name, t, &k, e);
-  uopi_jit_free(k);
-  return st;
 }

@@ -1,5 +1,5 @@
-/* lib/llvm/cache_mem.c - the kernel cache in memory, and the path of a
- * compile through the cache (docs/cache.md).
+/* lib/kcache/mem.c - the kernel cache in memory: a store of entries with
+ * the pending-entry protocol (docs/cache.md).
  *
  * One table for the process: entries by key hash (chained buckets), each
  * with the code of its kernel and the number of holds on it (uopc_kernel
@@ -14,10 +14,12 @@
  * a hit).  Each entry keeps its last ALIASES_PER_ENTRY such aliases, which
  * go with it.
  *
- * A miss inserts a *pending* entry and fills it outside the lock (disk, else
- * LLVM).  Another thread asking for the same key meanwhile waits on a
- * condition variable instead of compiling it again; when the filler fails it
- * removes the entry and the waiters start over (one of them fills it).
+ * A miss inserts a *pending* entry, and the thread that asked becomes its
+ * filler: it fills the entry outside the lock (lib/compile.c: from disk,
+ * else by compiling).  Another thread asking for the same key meanwhile
+ * waits on a condition variable instead of compiling it again; when the
+ * filler fails it removes the entry and the waiters start over (one of them
+ * becomes the filler).
  * Evicted entries are pending too until their code is out of the JIT.
  *
  * Lock order: the table's mutex, then the engine's (uopi_jit_free), and the
@@ -31,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llvm/cache.h"
+#include "kcache/kcache.h"
 
 #define ALIASES_PER_ENTRY 4
 
@@ -253,20 +255,18 @@ static int unhold(uopi_kentry *e) {
   return 1;
 }
 
-/* ---- the compile path ----------------------------------------------------- */
+/* ---- the store ------------------------------------------------------------- */
 
-/* Finds the key's entry and holds it (1), or inserts a pending entry held by
-   the caller, who must fill or abandon it (0).  -1 when out of memory.  The
-   key's graph bytes move into a new entry (k->graph then points at them). */
-static int acquire(uopi_kkey *k, uopi_kentry **out) {
+int uopi_kcache_acquire(uopi_kkey *k, uopi_kentry **out) {
   pthread_mutex_lock(&lock);
   for (;;) {
     uopi_kentry *e = find(k);
     if (e && !e->pending) {
       hold(e);
       pthread_mutex_unlock(&lock);
+      uopi_kstat_add(UOPI_KSTAT_MEM_HIT, 1);
       *out = e;
-      return 1;
+      return UOPI_KCACHE_HIT;
     }
     if (!e) break;
     /* someone is filling it (or freeing it): wait, holding it so that it stays */
@@ -274,8 +274,9 @@ static int acquire(uopi_kkey *k, uopi_kentry **out) {
     while (e->pending) pthread_cond_wait(&filled, &lock);
     if (!e->failed) { /* the wait's hold becomes the caller's */
       pthread_mutex_unlock(&lock);
+      uopi_kstat_add(UOPI_KSTAT_MEM_HIT, 1);
       *out = e;
-      return 1;
+      return UOPI_KCACHE_HIT;
     }
     if (unhold(e)) free_entry(e); /* already out of the table; no code */
   }
@@ -284,7 +285,8 @@ static int acquire(uopi_kkey *k, uopi_kentry **out) {
   if (!e || !nbuckets) {
     pthread_mutex_unlock(&lock);
     free(e);
-    return -1;
+    *out = NULL;
+    return UOPI_KCACHE_NOMEM;
   }
   memcpy(e->key.hash, k->hash, UOPI_KCACHE_HASH);
   e->key.tier = k->env.tier;
@@ -297,12 +299,12 @@ static int acquire(uopi_kkey *k, uopi_kentry **out) {
   buckets[b] = e;
   nentries++;
   pthread_mutex_unlock(&lock);
+  k->lent = 1;
   *out = e;
-  return 0;
+  return UOPI_KCACHE_FILL;
 }
 
-/* The filler gives up: the entry leaves the table, waiters start over. */
-static void abandon(uopi_kentry *e) {
+void uopi_kcache_abandon(uopi_kentry *e) {
   pthread_mutex_lock(&lock);
   unlink_entry(e);
   e->pending = 0;
@@ -313,7 +315,7 @@ static void abandon(uopi_kentry *e) {
   if (last) free_entry(e);
 }
 
-static void fulfil(uopi_kentry *e, uopi_jit_code *code, const uopi_kmeta *m) {
+void uopi_kcache_fill(uopi_kentry *e, uopi_jit_code *code, const uopi_kmeta *m) {
   pthread_mutex_lock(&lock);
   e->code = code;
   e->meta = *m;
@@ -324,9 +326,7 @@ static void fulfil(uopi_kentry *e, uopi_jit_code *code, const uopi_kmeta *m) {
   pthread_mutex_unlock(&lock);
 }
 
-/* Remembers raw (the graph as given; its bytes move in) as a way to e, a
-   held ready entry.  Out of memory only skips it. */
-static void add_alias(uopi_kentry *e, uopi_kkey *raw) {
+void uopi_kcache_alias(uopi_kentry *e, uopi_kkey *raw) {
   kalias *a = malloc(sizeof *a), *drop = NULL;
   if (!a) return;
   pthread_mutex_lock(&lock);
@@ -369,72 +369,14 @@ static void add_alias(uopi_kentry *e, uopi_kkey *raw) {
   free_aliases(drop);
 }
 
-/* The entry of the prepared kernel: memory, disk, or fn. */
-static uopc_status get_prepared(uopc_ctx *c, const uopi_kernel_ir *k, uopi_jit_tier t, uopi_kcompile_fn fn, void *ud,
-                                uopi_kentry **out) {
-  uopi_kkey key;
-  uopc_status st = uopi_kkey_make(c, k, t, &key);
-  if (st) return st;
-  uopi_kentry *e;
-  int found = acquire(&key, &e);
-  if (found) {
-    uopi_kkey_free(&key);
-    if (found < 0) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory"), UOPC_ERR_NOMEM;
-    uopi_kstat_add(UOPI_KSTAT_MEM_HIT, 1);
-    *out = e;
-    return UOPC_OK;
-  }
-  /* ours to fill; key.graph is the entry's now, stable while we hold it */
-  uopi_kmeta meta;
-  uopi_kmeta_of(k, &meta);
-  uopi_jit_code *code = NULL;
-  if (uopi_kdisk_load(&key, &meta, &code, meta.name, sizeof meta.name)) {
-    uopi_kstat_add(UOPI_KSTAT_DISK_HIT, 1);
-    fulfil(e, code, &meta);
-    *out = e;
-    return UOPC_OK;
-  }
-  uopi_jit_unique_name(meta.name, sizeof meta.name, "uopc_k");
-  st = fn(c, k, t, meta.name, ud, &code);
-  if (st) {
-    abandon(e);
-    return st;
-  }
-  uopi_kstat_add(UOPI_KSTAT_MISS, 1);
-  char hex[2 * UOPI_KCACHE_HASH + 1];
-  uopi_kcache_hex(key.hash, hex);
-  uopi_kcache_debug("miss %s: compiled", hex);
-  fulfil(e, code, &meta);
-  uopi_kdisk_store(&key, &meta, code);
-  *out = e;
-  return UOPC_OK;
-}
-
-uopc_status uopi_kcache_get(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, uopi_kcompile_fn fn, void *ud,
-                            uopi_kentry **out) {
-  *out = NULL;
-  uopi_kkey raw = {0};
-  if (root) { /* the shortcut: this very graph was compiled before */
-    uopc_status st = uopi_kkey_raw(c, root, t, &raw);
-    if (st) return st;
-    pthread_mutex_lock(&lock);
-    kalias *a = find_alias(&raw);
-    uopi_kentry *e = a && !a->e->pending ? a->e : NULL;
-    if (e) hold(e);
-    pthread_mutex_unlock(&lock);
-    if (e) {
-      uopi_kkey_free(&raw);
-      uopi_kstat_add(UOPI_KSTAT_MEM_HIT, 1);
-      *out = e;
-      return UOPC_OK;
-    }
-  }
-  uopi_kernel_ir k;
-  uopc_status st = uopi_kernel_prepare(c, root, &k);
-  if (st == UOPC_OK) st = get_prepared(c, &k, t, fn, ud, out);
-  if (st == UOPC_OK && raw.graph) add_alias(*out, &raw);
-  uopi_kkey_free(&raw);
-  return st;
+uopi_kentry *uopi_kcache_find_raw(const uopi_kkey *raw) {
+  pthread_mutex_lock(&lock);
+  kalias *a = find_alias(raw);
+  uopi_kentry *e = a && !a->e->pending ? a->e : NULL;
+  if (e) hold(e);
+  pthread_mutex_unlock(&lock);
+  if (e) uopi_kstat_add(UOPI_KSTAT_MEM_HIT, 1);
+  return e;
 }
 
 const uopi_jit_code *uopi_kentry_code(const uopi_kentry *e) { return e->code; }

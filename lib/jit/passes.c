@@ -1,4 +1,4 @@
-/* lib/llvm/passes.c - the IR pipelines of the two tiers, and prepare.
+/* lib/jit/passes.c - the IR pipelines of the two tiers, and prepare.
  *
  * TIER0 is the short pipeline measured in docs/jit.md: LICM (hoists the
  * loop-invariant loads of a loop nest), the loop vectorizer at the host's
@@ -14,7 +14,7 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include "jit_impl.h"
+#include "jit/jit_impl.h"
 
 static const char tier0_pipeline[] =
     "function(loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg)";
@@ -29,15 +29,23 @@ const char *uopi_jit_tier_pipeline(uopi_jit_tier t) {
   return t == UOPI_JIT_TIER0 ? tier0_pipeline : t == UOPI_JIT_TIER2 ? tier2_pipeline : NULL;
 }
 
+uopc_status uopi_jit_verify(LLVMModuleRef m, uopc_error *e) {
+  char *msg = NULL;
+  if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) return uopi_jit_fail_msg(e, msg, "invalid LLVM module");
+  if (msg) LLVMDisposeMessage(msg);
+  return UOPC_OK;
+}
+
 uopc_status uopi_jit_prepare(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
+  uopc_status st = uopi_jit_verify(m, e);
+  return st ? st : uopi_jit_passes(m, t, e);
+}
+
+uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
   uopi_jit_engine *g;
   uopc_status st = uopi_jit_check_tier(t, e);
   if (st == UOPC_OK) st = uopi_jit_get(&g, e);
   if (st) return st;
-  char *msg = NULL;
-  if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg))
-    return uopi_jit_fail_msg(e, msg, "invalid LLVM module");
-  if (msg) LLVMDisposeMessage(msg);
   LLVMSetTarget(m, g->triple);
   LLVMSetDataLayout(m, g->dl);
 
@@ -48,5 +56,7 @@ uopc_status uopi_jit_prepare(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
   LLVMErrorRef err = LLVMRunPasses(m, uopi_jit_tier_pipeline(t), tm, o);
   LLVMDisposePassBuilderOptions(o);
   uopi_jit_tm_give(t, tm);
-  return err ? uopi_jit_fail_err(e, err, "LLVM passes failed") : UOPC_OK;
+  if (err) return uopi_jit_fail_err(e, err, "LLVM passes failed");
+  uopi_jit_bound_blocks(m, UOPI_JIT_BLOCK_MAX); /* for the machine scheduler (blocks.c) */
+  return UOPC_OK;
 }

@@ -1,17 +1,23 @@
-/* lib/llvm/samples.c - two reference kernels built with the LLVM C API.
+/* test/support/samples.c - two reference kernels built with the LLVM C API,
+ * for the JIT engine's tests (test/test_jit_engine.cpp) and bench_jit.
  *
- * They warm the engine up (uopi_jit_warm) and serve the tests and the
- * benchmarks.  They are written the way the lowering should write kernels:
+ * They are written the way the lowering should write kernels, in the JIT's
+ * kernel convention (uopi_jit_kernel_new: a function taking an array of
+ * pointers, every access tagged with its pointer's alias scope):
  * SSA values (no allocas), bottom-tested loops over i64 induction variables,
  * inbounds GEPs, fmul and fadd without fast-math flags, noalias buffers.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include <llvm-c/Core.h>
 
-#include "jit_impl.h"
+#include "support/samples.h"
 
 typedef struct builder {
   LLVMContextRef c;
   LLVMBuilderRef b;
+  uopi_jit_kernel *k;
   LLVMValueRef fn;
   LLVMTypeRef i64, f32;
 } builder;
@@ -48,14 +54,18 @@ static LLVMValueRef addr(builder *B, LLVMValueRef base, LLVMValueRef idx) {
   return LLVMBuildInBoundsGEP2(B->b, B->f32, base, &idx, 1, "p");
 }
 
-static LLVMValueRef load(builder *B, LLVMValueRef base, LLVMValueRef idx) {
-  LLVMValueRef v = LLVMBuildLoad2(B->b, B->f32, addr(B, base, idx), "v");
+/* buf[idx], buf the kernel's pointer number `buf` */
+static LLVMValueRef load(builder *B, unsigned buf, LLVMValueRef idx) {
+  LLVMValueRef v = LLVMBuildLoad2(B->b, B->f32, addr(B, uopi_jit_kernel_arg(B->k, buf), idx), "v");
   LLVMSetAlignment(v, 4);
+  uopi_jit_kernel_access(B->k, v, buf);
   return v;
 }
 
-static void store(builder *B, LLVMValueRef v, LLVMValueRef base, LLVMValueRef idx) {
-  LLVMSetAlignment(LLVMBuildStore(B->b, v, addr(B, base, idx)), 4);
+static void store(builder *B, LLVMValueRef v, unsigned buf, LLVMValueRef idx) {
+  LLVMValueRef s = LLVMBuildStore(B->b, v, addr(B, uopi_jit_kernel_arg(B->k, buf), idx));
+  LLVMSetAlignment(s, 4);
+  uopi_jit_kernel_access(B->k, s, buf);
 }
 
 static LLVMValueRef imul(builder *B, LLVMValueRef x, int64_t n) {
@@ -72,7 +82,7 @@ static LLVMValueRef iadd(builder *B, LLVMValueRef x, LLVMValueRef y) {
 
 /* o[i] = a[i]*b[i] + a[i] */
 static void build_ew(builder *B, int64_t n) {
-  LLVMValueRef o = LLVMGetParam(B->fn, 0), a = LLVMGetParam(B->fn, 1), b = LLVMGetParam(B->fn, 2);
+  enum { o, a, b };
   loop i = loop_begin(B, "i");
   LLVMValueRef va = load(B, a, i.iv);
   LLVMValueRef m = LLVMBuildFMul(B->b, va, load(B, b, i.iv), "m");
@@ -82,7 +92,7 @@ static void build_ew(builder *B, int64_t n) {
 
 /* for i: { for j: c[i,j] = 0;  for k: for j: c[i,j] = c[i,j] + a[i,k]*b[k,j] } */
 static void build_mm(builder *B, int64_t n) {
-  LLVMValueRef c = LLVMGetParam(B->fn, 0), a = LLVMGetParam(B->fn, 1), b = LLVMGetParam(B->fn, 2);
+  enum { c, a, b };
   loop i = loop_begin(B, "i");
   LLVMValueRef ci = imul(B, i.iv, n);
   loop z = loop_begin(B, "z");
@@ -100,29 +110,37 @@ static void build_mm(builder *B, int64_t n) {
   loop_end(B, &i, n);
 }
 
-uopc_status uopi_jit_sample_module(uopi_jit_sample s, int64_t n, const char *name,
-                                   LLVMModuleRef *out, uopc_error *e) {
+uopc_status sample_module(sample_kind s, int64_t n, const char *name, LLVMModuleRef *out, uopc_error *e) {
   *out = NULL;
-  if (n < 1 || (s != UOPI_JIT_SAMPLE_EW && s != UOPI_JIT_SAMPLE_MM))
-    return uopi_jit_fail(e, UOPC_ERR_ARG, "bad sample kernel (%d, n=%lld)", (int)s, (long long)n);
+  if (n < 1 || (s != SAMPLE_EW && s != SAMPLE_MM)) {
+    if (e) {
+      memset(e, 0, sizeof *e);
+      e->code = UOPC_ERR_ARG;
+      snprintf(e->msg, sizeof e->msg, "bad sample kernel (%d, n=%lld)", (int)s, (long long)n);
+    }
+    return UOPC_ERR_ARG;
+  }
   LLVMModuleRef m;
   uopc_status st = uopi_jit_module_new(name, &m, e);
   if (st) return st;
   builder B = {.c = LLVMGetModuleContext(m)};
+  st = uopi_jit_kernel_new(m, name, 3, &B.k, e); /* the function and the loads of its pointers */
+  if (st) {
+    uopi_jit_module_free(m);
+    return st;
+  }
+  B.fn = uopi_jit_kernel_fn(B.k);
   B.b = LLVMCreateBuilderInContext(B.c);
   B.i64 = LLVMInt64TypeInContext(B.c);
   B.f32 = LLVMFloatTypeInContext(B.c);
-  LLVMTypeRef ptr = LLVMPointerTypeInContext(B.c, 0);
-  LLVMTypeRef params[3] = {ptr, ptr, ptr};
-  B.fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(B.c), params, 3, 0));
-  uopi_jit_mark_kernel(B.fn);
-  LLVMPositionBuilderAtEnd(B.b, LLVMAppendBasicBlockInContext(B.c, B.fn, "entry"));
-  if (s == UOPI_JIT_SAMPLE_EW)
+  LLVMPositionBuilderAtEnd(B.b, LLVMGetEntryBasicBlock(B.fn));
+  if (s == SAMPLE_EW)
     build_ew(&B, n);
   else
     build_mm(&B, n);
   LLVMBuildRetVoid(B.b);
   LLVMDisposeBuilder(B.b);
+  uopi_jit_kernel_free(B.k);
   *out = m;
   return UOPC_OK;
 }

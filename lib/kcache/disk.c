@@ -1,4 +1,4 @@
-/* lib/llvm/cache_disk.c - the kernel cache on disk (docs/cache.md).
+/* lib/kcache/disk.c - the kernel cache on disk (docs/cache.md).
  *
  * One file per key, DIR/<32 hex digits of the key hash>.ukc:
  *
@@ -41,7 +41,7 @@
 
 #include <zlib.h>
 
-#include "llvm/cache.h"
+#include "kcache/kcache.h"
 
 #define FIXED 72                        /* bytes before the variable fields */
 #define MAX_OBJ (64u << 20)             /* largest object accepted */
@@ -342,6 +342,7 @@ int uopi_kdisk_load(const uopi_kkey *key, const uopi_kmeta *want, uopi_jit_code 
     uopc_status s = uopi_jit_load(f.obj, f.obj_size, f.meta.name, want->nbufs + 1, out, &e);
     if (s == UOPC_OK) {
       hit = 1;
+      uopi_kstat_add(UOPI_KSTAT_DISK_HIT, 1);
       struct timespec now;
       clock_gettime(CLOCK_REALTIME, &now);
       if (now.tv_sec - st.st_mtim.tv_sec >= TOUCH_SECONDS) futimens(fd, NULL); /* the LRU clock is the mtime */

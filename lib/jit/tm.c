@@ -1,4 +1,4 @@
-/* lib/llvm/tm.c - host TargetMachines, pooled per tier.
+/* lib/jit/tm.c - host TargetMachines, pooled per tier.
  *
  * A TargetMachine is not thread safe, and making one costs about 1.3 ms
  * (TM, subtarget, TTI), more than the whole fast-tier compile budget allows.
@@ -15,7 +15,7 @@
  */
 #include <llvm-c/Core.h>
 
-#include "jit_impl.h"
+#include "jit/jit_impl.h"
 
 #define POOL_MAX 64 /* more idle TMs than this are disposed on give */
 

@@ -1,4 +1,4 @@
-/* lib/llvm/jit.h - the JIT engine: LLVM modules in, callable kernels out.
+/* lib/jit/jit.h - the JIT engine: LLVM modules in, callable kernels out.
  *
  * One engine per process: an ORC LLJIT that only links, plus pools of host
  * TargetMachines that optimize and generate code.  The pipeline of a compile:
@@ -7,39 +7,55 @@
  *   (own context)       (verify, triple/DL,       (codegen on a       (add to the JIT
  *                        passes of the tier)        pooled host TM)     + look up, locked)
  *
+ * The engine knows LLVM modules, object bytes and code handles; it knows
+ * nothing of uopc graphs, kernels or the kernel cache (docs/design.md).
+ *
+ * This header includes no LLVM header: the LLVM handle types it mentions
+ * are declared below exactly as llvm-c/Types.h declares them (a C11 typedef
+ * may be repeated), so that lib/kcache and lib/compile.c can hold modules
+ * and code without seeing LLVM.  Code that builds IR includes llvm-c/Core.h
+ * itself.
+ *
  * Threads: everything here may be called from any number of threads at once.
  * prepare and emit run in parallel (every module has its own LLVMContext,
  * every pass run and codegen its own TargetMachine); only load and free take
  * the engine's mutex (0.1-0.3 ms: the link).  See docs/jit.md.
  *
- * The kernel convention (what the lowering emits, what uopi_jit_call calls):
+ * The kernel convention (entry.c; what the lowering emits, what
+ * uopi_jit_call calls):
  *
- *   define void @NAME(ptr noalias %b0, ptr noalias %b1, ...) nounwind
+ *   define void @NAME(ptr %args) nounwind        ; args[0 .. nargs)
  *
- * at most UOPI_JIT_MAX_BUFS pointer parameters, one per buffer, no other
- * parameters, no return value; NAME unique in the process (uopi_jit_unique_name).
- * Loops should be bottom-tested (do-while with the guard hoisted): the fast
- * tier does not rotate loops and the loop vectorizer needs the latch to be the
- * exiting block.  Keep FP ops free of fast-math flags (see docs/jit.md).
+ * The entry block loads every pointer of the array once; every load and
+ * store through pointer i carries the alias scope of i and noalias with the
+ * others (uopi_jit_kernel_access), so that the vectorizer needs no runtime
+ * alias checks.  uopi_jit_kernel_new makes the function, the loads and the
+ * scopes; the caller adds the kernel after the loads.  NAME is unique in the
+ * process (uopi_jit_unique_name).  Loops should be bottom-tested (do-while
+ * with the guard hoisted): the fast tier does not rotate loops and the loop
+ * vectorizer needs the latch to be the exiting block.  Keep FP ops free of
+ * fast-math flags (see docs/jit.md).
  *
  * Errors: LLVM failures give UOPC_ERR_JIT with LLVM's message; misuse (an
  * unknown function name, a wrong buffer count) gives UOPC_ERR_ARG.  e may be
  * NULL.  Allocation is malloc: the engine belongs to no uopc_ctx.
  */
-#ifndef UOPI_LLVM_JIT_H
-#define UOPI_LLVM_JIT_H
+#ifndef UOPI_JIT_JIT_H
+#define UOPI_JIT_JIT_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include <llvm-c/Orc.h>
-#include <llvm-c/Types.h>
 
 #include "internal.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* LLVM's opaque handles, as llvm-c/Types.h and llvm-c/Orc.h declare them. */
+typedef struct LLVMOpaqueModule *LLVMModuleRef;
+typedef struct LLVMOpaqueValue *LLVMValueRef;
+typedef struct LLVMOrcOpaqueResourceTracker *LLVMOrcResourceTrackerRef;
 
 /* ---- tiers ---------------------------------------------------------------
  * TIER0: a short function pipeline (LICM, loop vectorizer, simplifycfg) and
@@ -49,7 +65,8 @@ extern "C" {
  *        it unrolls fully (64^3 matmul).  For hot kernels. */
 typedef enum uopi_jit_tier { UOPI_JIT_TIER0 = 0, UOPI_JIT_TIER2 = 2 } uopi_jit_tier;
 
-/* The LLVM pass pipeline text of a tier (for traces and cache keys). */
+/* The LLVM pass pipeline text of a tier (for traces and cache keys); NULL for
+   an unknown tier.  Static storage. */
 UOPI_FUNC const char *uopi_jit_tier_pipeline(uopi_jit_tier t);
 
 /* ---- the engine ----------------------------------------------------------
@@ -62,58 +79,78 @@ UOPI_FUNC const char *uopi_jit_tier_pipeline(uopi_jit_tier t);
  *
  * uopi_jit_shutdown: disposes the LLJIT and every pooled TargetMachine.  Call
  * it explicitly before exit (never from a static destructor: LLVM aborts).
- * It first frees the kernel cache's code that no uopc_kernel holds
- * (lib/llvm/cache.h), then refuses (UOPC_ERR_ARG, nothing more freed) while
- * kernels are live, and needs no other engine call to be running.  A later
- * call re-creates the engine. */
+ * It refuses (UOPC_ERR_ARG, nothing freed) while code handles are live, and
+ * needs no other engine call to be running.  A later call re-creates the
+ * engine.  Code held by the kernel cache is live: the ordered shutdown of
+ * the whole library is uopi_compile_shutdown (lib/compile.h), which empties
+ * the cache first. */
 UOPI_FUNC uopc_status uopi_jit_init(uopc_error *e);
 UOPI_FUNC uopc_status uopi_jit_shutdown(uopc_error *e);
 
-/* Compiles and frees one small kernel at the tier, to absorb the first-compile
-   costs (page faults, lazy LLVM initialization: +2-18 ms) at a chosen time. */
+/* Compiles and frees one tiny kernel built here (a 64-element loop) at
+   the tier, to absorb the first-compile costs (page faults, lazy LLVM
+   initialization: +2-18 ms) at a chosen time. */
 UOPI_FUNC uopc_status uopi_jit_warm(uopi_jit_tier t, uopc_error *e);
 
 /* What the object code depends on besides the IR, for cache keys: LLVM
    version, triple, host CPU and features, the cl::opts set.  A static string
-   after a successful init, NULL before. */
+   after a successful init (valid until shutdown), NULL before. */
 UOPI_FUNC const char *uopi_jit_target_id(void);
 
 /* ---- building modules ----------------------------------------------------- */
 
 /* A new module in a new LLVMContext, with the host triple and data layout.
-   The caller owns both (uopi_jit_compile disposes them). */
+   The caller owns both (uopi_jit_compile disposes them).  *out is NULL on
+   failure. */
 UOPI_FUNC uopc_status uopi_jit_module_new(const char *name, LLVMModuleRef *out, uopc_error *e);
 
 /* Disposes a module and its LLVMContext (for modules made by
-   uopi_jit_module_new that are not handed to uopi_jit_compile). */
+   uopi_jit_module_new that are not handed to uopi_jit_compile).  NULL is a
+   no-op. */
 UOPI_FUNC void uopi_jit_module_free(LLVMModuleRef m);
 
-/* Marks fn nounwind (no .eh_frame to register per kernel) and every pointer
-   parameter noalias (no runtime alias checks in vectorized loops).  Only
-   valid when the buffers of a call never overlap. */
-UOPI_FUNC void uopi_jit_mark_kernel(LLVMValueRef fn);
+/* The most pointers a kernel's argument array may hold (a sanity bound: the
+   convention has no limit of its own). */
+#define UOPI_JIT_MAX_ARGS 65536
+
+/* A kernel function being built (entry.c). */
+typedef struct uopi_jit_kernel uopi_jit_kernel;
+
+/* Adds to m the kernel `name` in the convention above, taking nargs
+   pointers (nargs <= UOPI_JIT_MAX_ARGS): the function, its entry block with
+   the loads of the pointers (the caller continues at the end of that
+   block: LLVMGetEntryBasicBlock), and the alias scopes.  *out is the
+   builder's state, freed with uopi_jit_kernel_free (the function stays in
+   m).  Only valid when the pointers of a call never overlap.  UOPC_ERR_ARG
+   (too many), or UOPC_ERR_NOMEM, with *out NULL. */
+UOPI_FUNC uopc_status uopi_jit_kernel_new(LLVMModuleRef m, const char *name, unsigned nargs, uopi_jit_kernel **out,
+                                          uopc_error *e);
+/* The function. */
+UOPI_FUNC LLVMValueRef uopi_jit_kernel_fn(const uopi_jit_kernel *k);
+/* Pointer i of the argument array (loaded in the entry block); NULL when
+   i >= nargs. */
+UOPI_FUNC LLVMValueRef uopi_jit_kernel_arg(const uopi_jit_kernel *k, unsigned i);
+/* Tags the load or store inst as touching the memory of pointer i only
+   (!alias.scope and !noalias).  Every access through an argument should be
+   tagged; an untagged one is only less optimized.  i >= nargs: nothing. */
+UOPI_FUNC void uopi_jit_kernel_access(uopi_jit_kernel *k, LLVMValueRef inst, unsigned i);
+/* Frees the builder's state (not the function).  NULL is a no-op. */
+UOPI_FUNC void uopi_jit_kernel_free(uopi_jit_kernel *k);
 
 /* Writes "<prefix>_<process nonce>_<counter>" into buf (size n >= 64 is
-   always enough for a prefix up to 16 chars): unique in this process and,
-   with overwhelming probability, against names in objects loaded from other
+   always enough for a prefix up to 16 chars; a smaller buffer gets a
+   truncated, NUL-terminated name): unique in this process and, with
+   overwhelming probability, against names in objects loaded from other
    processes' caches. */
 UOPI_FUNC void uopi_jit_unique_name(char *buf, size_t n, const char *prefix);
-
-/* A sample kernel, built with the C API, in a new module (uopi_jit_module_new):
- *   UOPI_JIT_SAMPLE_EW:  void NAME(ptr o, ptr a, ptr b): o[i] = a[i]*b[i] + a[i],
- *                        i < n, f32, fmul then fadd (no FMA)
- *   UOPI_JIT_SAMPLE_MM:  void NAME(ptr c, ptr a, ptr b): c = a @ b, n x n f32,
- *                        loops i, k, j (unit stride innermost), c zeroed
- *                        first, c[i,j] = c[i,j] + a[i,k]*b[k,j] in k order
- * Parameters marked with uopi_jit_mark_kernel.  Used by uopi_jit_warm, the
- * tests and the benchmarks. */
-typedef enum uopi_jit_sample { UOPI_JIT_SAMPLE_EW, UOPI_JIT_SAMPLE_MM } uopi_jit_sample;
-UOPI_FUNC uopc_status uopi_jit_sample_module(uopi_jit_sample s, int64_t n, const char *name,
-                                             LLVMModuleRef *out, uopc_error *e);
 
 /* ---- compiling -------------------------------------------------------------
  * The steps of uopi_jit_compile, callable one by one (for --emit, the cache
  * and timing).  None of them takes ownership of m. */
+
+/* LLVM's verifier on m: UOPC_OK, or UOPC_ERR_JIT "invalid LLVM module: ..."
+   with LLVM's message.  m is unchanged. */
+UOPI_FUNC uopc_status uopi_jit_verify(LLVMModuleRef m, uopc_error *e);
 
 /* Verifies m, sets the host triple and data layout, and runs the tier's
    passes with a host TargetMachine, in place. */
@@ -136,28 +173,29 @@ UOPI_FUNC uopc_status uopi_jit_asm_text(LLVMModuleRef m, uopi_jit_tier t, char *
 
 /* ---- code handles -------------------------------------------------------- */
 
-#define UOPI_JIT_MAX_BUFS 16
-
 /* A compiled kernel.  Fields are read-only.  The handle owns the code in the
    JIT (its own ResourceTracker) and a copy of the object bytes. */
 typedef struct uopi_jit_code {
   void (*fn)(void);          /* the entry; call it through uopi_jit_call */
-  unsigned nbufs;            /* number of buffer parameters */
+  unsigned nbufs;            /* number of pointers in its argument array */
   const uint8_t *obj;        /* the ELF object (for the kernel cache) */
   size_t obj_size;
   LLVMOrcResourceTrackerRef rt;
 } uopi_jit_code;
 
-/* prepare + emit + load, for the defined function `name` of m, which takes
-   nbufs pointer parameters and returns void.  Takes ownership of m and of its
-   LLVMContext (which must hold no other module, and must not be the global
-   context) and disposes both, on success and on failure. */
-UOPI_FUNC uopc_status uopi_jit_compile(LLVMModuleRef m, const char *name, uopi_jit_tier t,
+/* prepare + emit + load, for the kernel `name` of m, an entry in the
+   convention above (void(ptr)) whose argument array holds nargs pointers.
+   The module is verified first (UOPC_ERR_JIT), then the entry's type is
+   checked (UOPC_ERR_ARG).  Takes ownership of m and of its LLVMContext
+   (which must hold no other module, and must not be the global context) and
+   disposes both, on success and on failure. */
+UOPI_FUNC uopc_status uopi_jit_compile(LLVMModuleRef m, const char *name, unsigned nargs, uopi_jit_tier t,
                                        uopi_jit_code **out, uopc_error *e);
 
 /* Links an object (bytes copied) into the JIT and looks up `name`, a kernel
-   of nbufs buffers: no optimization, no codegen.  Fails (UOPC_ERR_JIT) when
-   a symbol of the object is already defined by a live kernel. */
+   whose argument array holds nbufs pointers: no optimization, no codegen.
+   Fails (UOPC_ERR_JIT) when a symbol of the object is already defined by a
+   live kernel. */
 UOPI_FUNC uopc_status uopi_jit_load(const void *obj, size_t size, const char *name, unsigned nbufs,
                                     uopi_jit_code **out, uopc_error *e);
 
@@ -166,7 +204,8 @@ UOPI_FUNC uopc_status uopi_jit_load(const void *obj, size_t size, const char *na
 UOPI_FUNC void uopi_jit_free(uopi_jit_code *k);
 
 /* ---- calling -------------------------------------------------------------
- * Calls k(bufs[0], ..., bufs[n-1]) with a known floating-point environment:
+ * Calls k(bufs), bufs[0..n) its argument array, with a known floating-point
+ * environment:
  * the MXCSR control bits at their defaults during the call (0x1F80: round to
  * nearest, FTZ and DAZ off, all exceptions masked), the caller's control bits
  * restored after it, so the caller's FTZ/DAZ/rounding state never changes

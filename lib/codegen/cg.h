@@ -1,0 +1,39 @@
+/* lib/codegen/cg.h - what the emitter's files share (emit.c: the program's
+ * instructions, loops and memory; ops.c: the ALU ops, bit-exact).
+ */
+#ifndef UOPI_CODEGEN_CG_H
+#define UOPI_CODEGEN_CG_H
+
+#include <llvm-c/Core.h>
+
+#include "codegen/emit.h"
+
+typedef struct uopi_cg {
+  uopc_ctx *c;                /* errors and the allocator */
+  LLVMContextRef lc;
+  LLVMModuleRef m;
+  LLVMBuilderRef b;
+  uopi_jit_kernel *k;         /* the kernel function being built (lib/jit/entry.c) */
+  LLVMValueRef fn;            /* the kernel function */
+  LLVMValueRef status;        /* the pointer to its i32 status word (argument nbufs) */
+  uint32_t nbufs;
+  LLVMTypeRef i1, i8, i16, i32, i64, f16, f32, f64, ptr;
+  int failed;
+} uopi_cg;
+
+/* Records the first error (UOPC_ERR_TYPE) in the context; returns 0. */
+UOPI_FUNC int uopi_cg_fail(uopi_cg *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The LLVM type of a value of dtype t (bool is i1) and of its memory (bool
+   is one byte). */
+UOPI_FUNC LLVMTypeRef uopi_cg_vtype(uopi_cg *E, uopc_dtype t);
+UOPI_FUNC LLVMTypeRef uopi_cg_mtype(uopi_cg *E, uopc_dtype t);
+
+/* ops.c: the CONST node u as an LLVM constant. */
+UOPI_FUNC LLVMValueRef uopi_cg_const(uopi_cg *E, const uopc_node *u);
+/* ops.c: the ALU node u applied to its operands' values s[0..nsrc), at the
+   builder's position, computing exactly what uopc_exec_alu says; NULL (with
+   the error recorded) for an op that cannot be compiled. */
+UOPI_FUNC LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s);
+
+#endif

@@ -1,0 +1,236 @@
+/* lib/codegen/emit.c - a linearized kernel (lib/lower/linearize.h) as LLVM
+ * IR, one instruction at a time, in program order.  The emitter schedules
+ * nothing: where each value is computed, and which values are reused, is
+ * the program's decision.
+ *
+ * The kernel is in the JIT's convention (lib/jit/jit.h): void NAME(ptr %args)
+ * over an array of nbufs + 1 pointers, the buffers by slot and then an i32
+ * status word, 0 on entry, set to 1 + slot when an access falls outside
+ * BUFFER slot.  Every load and store is tagged with the alias scope of the
+ * pointer it goes through (uopi_jit_kernel_access).
+ *
+ *   VALUE    the op (ops.c); INDEX: the bounds check when the program says
+ *            so, then the address; LOAD: a load at the element's alignment
+ *   LOOP     a bottom-tested loop: guard `end > 0`, body block, i32 phi
+ *            (a constant end of 1: no loop, the counter is 0)
+ *   ENDLOOP  the latch: next = i + 1 (nsw), branch back while next < end
+ *            (a loop of more than VECTORIZE_MAX instructions: marked not to
+ *            be vectorized)
+ *   STORE    a store at the element's alignment (bool: one byte, 0 or 1)
+ *
+ * Side tables (the values of instructions, the open loops) are sized by the
+ * program, not by the context.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <llvm-c/DebugInfo.h> /* temporary metadata nodes */
+
+#include "codegen/cg.h"
+
+/* A loop whose body holds more program instructions than this is not
+   vectorized (llvm.loop.vectorize.enable false on its latch): LLVM 19's
+   loop vectorizer takes time quadratic in the loop's size (2 s for a body
+   of 30,000 instructions, most of it in VPlan's destructor), and a body
+   that large gains little from vector lanes next to its compile time. */
+#define VECTORIZE_MAX 4096
+
+typedef struct loop {
+  LLVMValueRef iv, end;
+  LLVMBasicBlockRef body, after;
+  uint32_t at; /* the LOOP instruction */
+} loop;
+
+typedef struct em {
+  uopi_cg g;
+  const uopi_prog *p;
+  LLVMValueRef *val; /* per instruction: its value (VALUE, LOOP) */
+  loop *loops;       /* open loops, innermost last */
+  uint32_t nloops;
+} em;
+
+int uopi_cg_fail(uopi_cg *E, const char *fmt, ...) {
+  if (!E->failed) {
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    uopc_fail(E->c, UOPC_ERR_TYPE, "%s", msg);
+  }
+  E->failed = 1;
+  return 0;
+}
+
+LLVMTypeRef uopi_cg_vtype(uopi_cg *E, uopc_dtype t) {
+  switch (t) {
+  case UOPC_DT_BOOL: return E->i1;
+  case UOPC_DT_I32: return E->i32;
+  case UOPC_DT_F16: return E->f16;
+  default: return E->f32;
+  }
+}
+
+LLVMTypeRef uopi_cg_mtype(uopi_cg *E, uopc_dtype t) { return t == UOPC_DT_BOOL ? E->i8 : uopi_cg_vtype(E, t); }
+
+static unsigned align_of(uopc_dtype t) { return t == UOPC_DT_BOOL ? 1 : t == UOPC_DT_F16 ? 2 : 4; }
+
+static LLVMValueRef i32c(uopi_cg *E, int64_t v) { return LLVMConstInt(E->i32, (unsigned long long)v, 1); }
+
+/* ---- memory ------------------------------------------------------------------ */
+
+/* The address of INDEX(buffer, idx), after the bounds check when guarded. */
+static LLVMValueRef address(uopi_cg *E, const uopi_pinst *x, LLVMValueRef idx) {
+  const uopc_node *buf = x->node->src[0];
+  if (x->flags & UOPI_PF_GUARD) {
+    LLVMValueRef ok = LLVMBuildICmp(E->b, LLVMIntULT, idx, i32c(E, buf->shape[0]), "inbounds");
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(E->lc, E->fn, "oob");
+    LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(E->lc, E->fn, "ok");
+    LLVMBuildCondBr(E->b, ok, go, bad);
+    LLVMPositionBuilderAtEnd(E->b, bad);
+    uopi_jit_kernel_access(E->k, LLVMBuildStore(E->b, i32c(E, 1 + x->slot), E->status), E->nbufs);
+    LLVMBuildRetVoid(E->b);
+    LLVMPositionBuilderAtEnd(E->b, go);
+  }
+  LLVMValueRef i64 = LLVMBuildZExt(E->b, idx, E->i64, "i");
+  LLVMSetNNeg(i64, 1);
+  return LLVMBuildInBoundsGEP2(E->b, uopi_cg_mtype(E, (uopc_dtype)buf->dtype), uopi_jit_kernel_arg(E->k, (unsigned)x->slot),
+                              &i64, 1, "p");
+}
+
+static LLVMValueRef load(uopi_cg *E, const uopi_pinst *x, LLVMValueRef p) {
+  uopc_dtype t = (uopc_dtype)x->dtype;
+  LLVMValueRef v = LLVMBuildLoad2(E->b, uopi_cg_mtype(E, t), p, "ld");
+  LLVMSetAlignment(v, align_of(t));
+  uopi_jit_kernel_access(E->k, v, (unsigned)x->slot);
+  return t == UOPC_DT_BOOL ? LLVMBuildICmp(E->b, LLVMIntNE, v, LLVMConstInt(E->i8, 0, 0), "b") : v;
+}
+
+static void store(uopi_cg *E, const uopi_pinst *x, LLVMValueRef p, LLVMValueRef v) {
+  uopc_dtype t = (uopc_dtype)x->dtype;
+  if (t == UOPC_DT_BOOL) v = LLVMBuildZExt(E->b, v, E->i8, "");
+  LLVMValueRef s = LLVMBuildStore(E->b, v, p);
+  LLVMSetAlignment(s, align_of(t));
+  uopi_jit_kernel_access(E->k, s, (unsigned)x->slot);
+}
+
+/* ---- loops ------------------------------------------------------------------------ */
+
+/* A loop of one iteration (end is the constant 1) is its body once, with
+   the counter 0: no blocks, no phi (deep nests of size-1 loops stay
+   straight-line code for LLVM, whose loop passes and register allocator
+   take time quadratic in the nesting depth). */
+static LLVMValueRef open_loop(em *E, uint32_t at, LLVMValueRef end) {
+  uopi_cg *g = &E->g;
+  loop *l = &E->loops[E->nloops++];
+  l->end = end;
+  l->at = at;
+  if (LLVMIsAConstantInt(end) && LLVMConstIntGetSExtValue(end) == 1) {
+    l->body = l->after = NULL;
+    return l->iv = i32c(g, 0);
+  }
+  l->body = LLVMAppendBasicBlockInContext(g->lc, g->fn, "loop");
+  l->after = LLVMAppendBasicBlockInContext(g->lc, g->fn, "after");
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, end, i32c(g, 0), "any"), l->body, l->after);
+  LLVMPositionBuilderAtEnd(g->b, l->body);
+  l->iv = LLVMBuildPhi(g->b, g->i32, "r");
+  LLVMValueRef zero = i32c(g, 0);
+  LLVMAddIncoming(l->iv, &zero, &pre, 1);
+  return l->iv;
+}
+
+/* Marks the latch br: llvm.loop = distinct !{self, !{"llvm.loop.vectorize.enable", i1 false}}. */
+static void no_vectorize(uopi_cg *g, LLVMValueRef br) {
+  static const char hint[] = "llvm.loop.vectorize.enable";
+  LLVMMetadataRef opt[2] = {LLVMMDStringInContext2(g->lc, hint, sizeof hint - 1),
+                            LLVMValueAsMetadata(LLVMConstInt(g->i1, 0, 0))};
+  LLVMMetadataRef tmp = LLVMTemporaryMDNode(g->lc, NULL, 0);
+  LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(g->lc, opt, 2)};
+  LLVMMetadataRef id = LLVMMDNodeInContext2(g->lc, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(tmp, id); /* operand 0 is the node itself (it becomes distinct) */
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->lc, "llvm.loop", 9), LLVMMetadataAsValue(g->lc, id));
+}
+
+static void close_loop(em *E, uint32_t at) {
+  uopi_cg *g = &E->g;
+  loop *l = &E->loops[--E->nloops];
+  if (!l->body) return; /* one iteration: nothing to close */
+  LLVMValueRef next = LLVMBuildAdd(g->b, l->iv, i32c(g, 1), "next");
+  LLVMSetNSW(next, 1); /* iv < end <= INT32_MAX */
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+  LLVMAddIncoming(l->iv, &next, &latch, 1);
+  LLVMValueRef br = LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, next, l->end, "more"), l->body, l->after);
+  if (at - l->at > VECTORIZE_MAX) no_vectorize(g, br);
+  LLVMPositionBuilderAtEnd(g->b, l->after);
+}
+
+/* ---- the translation ------------------------------------------------------------------ */
+
+static void emit_all(em *E) {
+  uopi_cg *g = &E->g;
+  const uopi_prog *p = E->p;
+  for (uint32_t i = 0; i < p->n && !g->failed; i++) {
+    const uopi_pinst *x = &p->ins[i];
+    LLVMValueRef s[3] = {0}, v = NULL;
+    for (uint32_t j = 0; j < x->nsrc; j++) s[j] = E->val[x->src[j]];
+    switch (x->kind) {
+    case UOPI_P_LOOP: v = open_loop(E, i, s[0]); break;
+    case UOPI_P_ENDLOOP: close_loop(E, i); break;
+    case UOPI_P_STORE: store(g, x, s[0], s[1]); break;
+    case UOPI_P_VALUE:
+      switch (x->op) {
+      case UOPC_OP_CONST: v = uopi_cg_const(g, x->node); break;
+      case UOPC_OP_INDEX: v = address(g, x, s[0]); break;
+      case UOPC_OP_LOAD: v = load(g, x, s[0]); break;
+      default: v = uopi_cg_alu(g, x->node, s); break;
+      }
+      break;
+    default: uopi_cg_fail(g, "unknown program instruction kind %d", x->kind);
+    }
+    E->val[i] = v;
+  }
+}
+
+uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, LLVMModuleRef *out) {
+  *out = NULL;
+  LLVMModuleRef m;
+  uopc_error je = {0};
+  if (uopi_jit_module_new(name, &m, &je) != UOPC_OK) return uopc_fail(c, je.code, "%s", je.msg), je.code;
+  em E = {.p = p};
+  uopi_cg *g = &E.g;
+  g->c = c, g->m = m, g->lc = LLVMGetModuleContext(m), g->nbufs = p->nbufs;
+  g->i1 = LLVMInt1TypeInContext(g->lc), g->i8 = LLVMInt8TypeInContext(g->lc), g->i16 = LLVMInt16TypeInContext(g->lc);
+  g->i32 = LLVMInt32TypeInContext(g->lc), g->i64 = LLVMInt64TypeInContext(g->lc);
+  g->f16 = LLVMHalfTypeInContext(g->lc), g->f32 = LLVMFloatTypeInContext(g->lc), g->f64 = LLVMDoubleTypeInContext(g->lc);
+  g->ptr = LLVMPointerTypeInContext(g->lc, 0);
+  size_t nparams = (size_t)p->nbufs + 1;
+  E.val = uopc_mem_alloc(c, (size_t)(p->n ? p->n : 1) * sizeof *E.val);
+  E.loops = uopc_mem_alloc(c, (size_t)(p->max_depth ? p->max_depth : 1) * sizeof *E.loops);
+  int ok = E.val && E.loops;
+  if (ok && uopi_jit_kernel_new(m, name, (unsigned)nparams, &g->k, &je) != UOPC_OK) {
+    uopc_fail(c, je.code, "%s", je.msg);
+    ok = 0;
+  }
+  if (ok) {
+    g->fn = uopi_jit_kernel_fn(g->k);
+    g->status = uopi_jit_kernel_arg(g->k, p->nbufs);
+    g->b = LLVMCreateBuilderInContext(g->lc);
+    LLVMPositionBuilderAtEnd(g->b, LLVMGetEntryBasicBlock(g->fn)); /* after the loads of the pointers */
+    emit_all(&E);
+    ok = !g->failed;
+    if (ok) LLVMBuildRetVoid(g->b);
+    LLVMDisposeBuilder(g->b);
+  }
+  uopi_jit_kernel_free(g->k);
+  uopc_mem_free(c, E.val, (size_t)(p->n ? p->n : 1) * sizeof *E.val);
+  uopc_mem_free(c, E.loops, (size_t)(p->max_depth ? p->max_depth : 1) * sizeof *E.loops);
+  if (!ok) {
+    uopi_jit_module_free(m);
+    if (!uopc_ctx_error(c)) uopc_fail(c, UOPC_ERR_NOMEM, "out of memory emitting a kernel");
+    return uopc_ctx_error(c)->code;
+  }
+  *out = m;
+  return UOPC_OK;
+}

@@ -1,0 +1,130 @@
+/* lib/codegen/ops.c - the ALU ops as LLVM IR, each computing exactly what
+ * uopc_exec_alu says (docs/lowering.md, "Ops"; the bit-exact rules of
+ * /work/shared/notes/llvm-orc.md section 5):
+ * no fast-math flags, no fmuladd, i32 wraparound (nsw only where bounds
+ * prove no overflow), floor division with a divisor guard (no SIGFPE),
+ * casts that never produce poison, libm's double exp2/log2/sin marked
+ * nobuiltin so that LLVM neither folds nor narrows them, max as
+ * select(fcmp ogt) in the operand order of `b if b > a else a`.
+ */
+#include <string.h>
+
+#include "codegen/cg.h"
+
+static LLVMValueRef iconst(uopi_cg *E, LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
+
+/* nsw when the interval of the exact result fits in i32 for every input. */
+static int no_wrap(uopi_cg *E, const uopc_node *u) {
+  int64_t a0 = uopc_vmin(E->c, u->src[0]), a1 = uopc_vmax(E->c, u->src[0]);
+  int64_t b0 = uopc_vmin(E->c, u->src[1]), b1 = uopc_vmax(E->c, u->src[1]);
+  int64_t lo, hi;
+  if (u->op == UOPC_OP_ADD) {
+    lo = a0 + b0, hi = a1 + b1;
+  } else {
+    int64_t p[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+    lo = hi = p[0];
+    for (int i = 1; i < 4; i++) lo = p[i] < lo ? p[i] : lo, hi = p[i] > hi ? p[i] : hi;
+  }
+  return lo >= INT32_MIN && hi <= INT32_MAX;
+}
+
+static LLVMValueRef libm(uopi_cg *E, const char *name, LLVMValueRef x, uopc_dtype t) {
+  LLVMTypeRef ft = LLVMFunctionType(E->f64, &E->f64, 1, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(E->m, name);
+  if (!f) f = LLVMAddFunction(E->m, name, ft);
+  LLVMValueRef arg = LLVMBuildFPExt(E->b, x, E->f64, "wide");
+  LLVMValueRef call = LLVMBuildCall2(E->b, ft, f, &arg, 1, name);
+  unsigned nb = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(E->lc, nb, 0));
+  return LLVMBuildFPTrunc(E->b, call, uopi_cg_vtype(E, t), "r");
+}
+
+static LLVMValueRef intrinsic1(uopi_cg *E, const char *name, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef f = LLVMGetIntrinsicDeclaration(E->m, id, &t, 1);
+  return LLVMBuildCall2(E->b, LLVMIntrinsicGetType(E->lc, id, &t, 1), f, &x, 1, "r");
+}
+
+/* Python floor division / modulo on i32, never trapping. */
+static LLVMValueRef floordiv(uopi_cg *E, const uopc_node *u, LLVMValueRef a, LLVMValueRef d, int mod) {
+  const uopc_node *bn = u->src[1];
+  if (bn->op == UOPC_OP_CONST && bn->arg.i > 0 && uopc_vmin(E->c, u->src[0]) >= 0)
+    return mod ? LLVMBuildSRem(E->b, a, d, "mod") : LLVMBuildSDiv(E->b, a, d, "div");
+  LLVMBuilderRef b = E->b;
+  LLVMValueRef zero = iconst(E, E->i32, 0), one = iconst(E, E->i32, 1);
+  LLVMValueRef bad = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntEQ, d, zero, ""),
+                                 LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, a, iconst(E, E->i32, INT32_MIN), ""),
+                                              LLVMBuildICmp(b, LLVMIntEQ, d, iconst(E, E->i32, -1), ""), ""),
+                                 "undef_div");
+  LLVMValueRef ds = LLVMBuildSelect(b, bad, one, d, "d");
+  LLVMValueRef q = LLVMBuildSDiv(b, a, ds, "q"), r = LLVMBuildSRem(b, a, ds, "r");
+  LLVMValueRef adj = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntNE, r, zero, ""),
+                                  LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildXor(b, r, ds, ""), zero, ""), "adj");
+  if (mod) return LLVMBuildAdd(b, r, LLVMBuildSelect(b, adj, ds, zero, ""), "mod");
+  return LLVMBuildSub(b, q, LLVMBuildZExt(b, adj, E->i32, ""), "div");
+}
+
+static LLVMValueRef cast(uopi_cg *E, LLVMValueRef x, uopc_dtype from, uopc_dtype to) {
+  LLVMBuilderRef b = E->b;
+  if (from == to) return x;
+  int ff = uopc_dtype_is_float(from), tf = uopc_dtype_is_float(to);
+  if (to == UOPC_DT_BOOL)
+    return ff ? LLVMBuildFCmp(b, LLVMRealUNE, x, LLVMConstReal(uopi_cg_vtype(E, from), 0.0), "tobool")
+              : LLVMBuildICmp(b, LLVMIntNE, x, iconst(E, uopi_cg_vtype(E, from), 0), "tobool");
+  if (from == UOPC_DT_BOOL) return tf ? LLVMBuildUIToFP(b, x, uopi_cg_vtype(E, to), "") : LLVMBuildZExt(b, x, E->i32, "");
+  if (from == UOPC_DT_I32) return LLVMBuildSIToFP(b, x, uopi_cg_vtype(E, to), "");
+  if (tf) return to == UOPC_DT_F16 ? LLVMBuildFPTrunc(b, x, E->f16, "") : LLVMBuildFPExt(b, x, E->f32, "");
+  /* float -> i32: defined only for finite values whose truncation fits */
+  LLVMValueRef w = LLVMBuildFPExt(b, x, E->f64, "");
+  LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGT, w, LLVMConstReal(E->f64, -2147483649.0), ""),
+                                 LLVMBuildFCmp(b, LLVMRealOLT, w, LLVMConstReal(E->f64, 2147483648.0), ""), "fits");
+  LLVMValueRef v = LLVMBuildFreeze(b, LLVMBuildFPToSI(b, w, E->i32, ""), "");
+  return LLVMBuildSelect(b, ok, v, iconst(E, E->i32, INT32_MIN), "toi32");
+}
+
+LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s) {
+  LLVMBuilderRef b = E->b;
+  uopc_dtype t = (uopc_dtype)u->src[u->op == UOPC_OP_WHERE ? 1 : 0]->dtype;
+  int fl = uopc_dtype_is_float(t);
+  LLVMValueRef r;
+  switch (u->op) {
+  case UOPC_OP_ADD:
+    if (t == UOPC_DT_BOOL) return LLVMBuildOr(b, s[0], s[1], "or");
+    if (fl) return LLVMBuildFAdd(b, s[0], s[1], "add");
+    r = LLVMBuildAdd(b, s[0], s[1], "add");
+    if (no_wrap(E, u)) LLVMSetNSW(r, 1);
+    return r;
+  case UOPC_OP_MUL:
+    if (t == UOPC_DT_BOOL) return LLVMBuildAnd(b, s[0], s[1], "and");
+    if (fl) return LLVMBuildFMul(b, s[0], s[1], "mul");
+    r = LLVMBuildMul(b, s[0], s[1], "mul");
+    if (no_wrap(E, u)) LLVMSetNSW(r, 1);
+    return r;
+  case UOPC_OP_MAX: /* b if b > a else a */
+    if (t == UOPC_DT_BOOL) return LLVMBuildOr(b, s[0], s[1], "max");
+    r = fl ? LLVMBuildFCmp(b, LLVMRealOGT, s[1], s[0], "") : LLVMBuildICmp(b, LLVMIntSGT, s[1], s[0], "");
+    return LLVMBuildSelect(b, r, s[1], s[0], "max");
+  case UOPC_OP_CMPLT:
+    if (fl) return LLVMBuildFCmp(b, LLVMRealOLT, s[0], s[1], "lt");
+    return LLVMBuildICmp(b, t == UOPC_DT_BOOL ? LLVMIntULT : LLVMIntSLT, s[0], s[1], "lt");
+  case UOPC_OP_CMPNE:
+    return fl ? LLVMBuildFCmp(b, LLVMRealUNE, s[0], s[1], "ne") : LLVMBuildICmp(b, LLVMIntNE, s[0], s[1], "ne");
+  case UOPC_OP_FLOORDIV: return floordiv(E, u, s[0], s[1], 0);
+  case UOPC_OP_FLOORMOD: return floordiv(E, u, s[0], s[1], 1);
+  case UOPC_OP_WHERE: return LLVMBuildSelect(b, s[0], s[1], s[2], "where");
+  case UOPC_OP_RECIP: return LLVMBuildFDiv(b, LLVMConstReal(uopi_cg_vtype(E, t), 1.0), s[0], "recip");
+  case UOPC_OP_SQRT: return intrinsic1(E, "llvm.sqrt", s[0]);
+  case UOPC_OP_EXP2: return libm(E, "exp2", s[0], t);
+  case UOPC_OP_LOG2: return libm(E, "log2", s[0], t);
+  case UOPC_OP_SIN: return libm(E, "sin", s[0], t);
+  case UOPC_OP_CAST: return cast(E, s[0], t, (uopc_dtype)u->dtype);
+  default: uopi_cg_fail(E, "%s cannot be compiled", uopc_op_name((uopc_op)u->op)); return NULL;
+  }
+}
+
+LLVMValueRef uopi_cg_const(uopi_cg *E, const uopc_node *u) {
+  uopc_dtype t = (uopc_dtype)u->dtype;
+  if (uopc_dtype_is_float(t)) return LLVMConstReal(uopi_cg_vtype(E, t), u->arg.f);
+  return iconst(E, uopi_cg_vtype(E, t), u->arg.i);
+}

@@ -1,0 +1,38 @@
+/* lib/compile.h - the kernel compile pipeline (lib/compile.c), for the
+ * public kernel API (lib/kernel.c), the benchmarks and the tests.
+ *
+ * Threads: any number of threads may compile at once, each with its own
+ * context.  Errors go to the context (uopc_ctx_error), as everywhere in the
+ * library.
+ */
+#ifndef UOPI_COMPILE_H
+#define UOPI_COMPILE_H
+
+#include "kcache/kcache.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The compiled kernel rooted at root (a SINK, STORE or END) at tier t, as a
+   cache entry held once for the caller (release it with
+   uopi_kcache_release): from memory, else from disk, else compiled (and
+   then written to disk).  root NULL is UOPC_ERR_ARG; a graph that is not a
+   kernel is UOPC_ERR_TYPE.  *out is NULL on failure. */
+UOPI_FUNC uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, uopi_kentry **out);
+
+/* The kernel's LLVM IR as emitted (asm_text 0) or the host assembly of its
+   optimized code at tier t (asm_text 1), without the cache: a malloc'd
+   string (the caller frees it with free()), or NULL with the error in c. */
+UOPI_FUNC char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, int asm_text);
+
+/* The ordered shutdown of the library's process-wide state: the kernel
+   cache's code that no uopc_kernel holds first, then the JIT engine
+   (uopi_jit_shutdown: refuses with UOPC_ERR_ARG while kernels are live).
+   Call it before exit, never from a static destructor.  e may be NULL. */
+UOPI_FUNC uopc_status uopi_compile_shutdown(uopc_error *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
