@@ -31,23 +31,14 @@ extern "C" {
 #include "lower/kernel.h"  // has no extern "C" of its own
 }
 #include "kcache/kcache.h"
+#include "support/cli.h"
 
 namespace {
 
 using uopc_kernels::Ew;
 using uopc_kernels::Mm;
 
-std::string slurp(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
-void spit(const std::string &path, const std::string &bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << bytes;
-}
 
 bool exists(const std::string &p) {
   struct stat st;
@@ -175,25 +166,8 @@ std::string Hex(const uint8_t *h) {
   return s;
 }
 
-// Runs `uopc ARGS` with extra environment (shell text), capturing both streams.
-struct CliRun {
-  int status;
-  std::string out, err;
-};
-
-std::atomic<int> cli_seq{0};
-
-CliRun Cli(const std::string &env, const std::string &args) {
-  std::string base = testing::TempDir() + "uopc_cache_cli_" + std::to_string(getpid()) + "_" +
-                     std::to_string(cli_seq++);
-  std::string out = base + ".out", err = base + ".err";
-  std::string cmd = "UOPC_DEBUG= " + env + " '" + UOPC_CLI + "' " + args + " </dev/null >'" + out + "' 2>'" + err + "'";
-  int st = std::system(cmd.c_str());
-  CliRun r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(out), slurp(err)};
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return r;
-}
+// Runs `uopc ARGS` with extra environment (shell text), the debug switches off.
+CliRun Cli(const std::string &env, const std::string &args) { return UopcEnv("UOPC_DEBUG= " + env, args); }
 
 // The whole suite: kernels any test compiles are cached in a temporary folder
 // of this process, removed at the end, not in ~/.cache/uopc (unless the
@@ -238,7 +212,7 @@ class Cache : public ::testing::Test {
     uopc_cache_clear_memory();
     uopc_cache_reset_stats();
     ew_file_ = root_ + "/ew.uir";
-    spit(ew_file_, EwText(1000));
+    Spit(ew_file_, EwText(1000));
   }
   void TearDown() override {
     uopc_cache_clear_memory();
@@ -556,7 +530,7 @@ TEST_F(Cache, DiskHitInAWarmProcess) {
   CheckMm(M.k, 64);
   EXPECT_EQ(Stats().disk_hits, 2u);
   // an entry decodes and matches its key
-  std::string bytes = slurp(p);
+  std::string bytes = Slurp(p);
   uopi_kfile f;
   ASSERT_EQ(uopi_kfile_decode((const uint8_t *)bytes.data(), bytes.size(), 1, &f), nullptr);
   EXPECT_EQ(f.meta.nbufs, 3u);
@@ -612,7 +586,7 @@ TEST_F(Cache, CliStatsAndClear) {
 
 // Rewrites the entry at path with a valid header CRC after fix(key, meta).
 void Reencode(const std::string &path, const std::function<void(uopi_kkey &, uopi_kmeta &, std::string &)> &fix) {
-  std::string bytes = slurp(path);
+  std::string bytes = Slurp(path);
   uopi_kfile f;
   ASSERT_EQ(uopi_kfile_decode((const uint8_t *)bytes.data(), bytes.size(), 1, &f), nullptr);
   std::string codegen(f.codegen, f.codegen_len), target(f.target, f.target_len), pipeline(f.pipeline, f.pipeline_len);
@@ -629,7 +603,7 @@ void Reencode(const std::string &path, const std::function<void(uopi_kkey &, uop
   size_t n;
   uint8_t *p = uopi_kfile_encode(&key, &meta, obj.data(), obj.size(), &n);
   ASSERT_NE(p, nullptr);
-  spit(path, std::string((const char *)p, n));
+  Spit(path, std::string((const char *)p, n));
   free(p);
 }
 
@@ -653,42 +627,42 @@ TEST_F(Cache, DamagedEntriesAreRemovedAndRecompiled) {
   const Damage cases[] = {
       {"truncated in the object", "truncated",
        [](const std::string &p) {
-         std::string b = slurp(p);
-         spit(p, b.substr(0, b.size() - 5));
+         std::string b = Slurp(p);
+         Spit(p, b.substr(0, b.size() - 5));
        }},
       {"truncated in the header", "truncated",
-       [](const std::string &p) { spit(p, slurp(p).substr(0, 100)); }},
-      {"empty", "truncated", [](const std::string &p) { spit(p, ""); }},
+       [](const std::string &p) { Spit(p, Slurp(p).substr(0, 100)); }},
+      {"empty", "truncated", [](const std::string &p) { Spit(p, ""); }},
       {"flipped payload byte", "object CRC-32 mismatch",
        [](const std::string &p) {
-         std::string b = slurp(p);
+         std::string b = Slurp(p);
          b[b.size() - 10] ^= 0x20;
-         spit(p, b);
+         Spit(p, b);
        }},
       {"flipped header byte", "header CRC-32 mismatch",
        [](const std::string &p) {
-         std::string b = slurp(p);
+         std::string b = Slurp(p);
          b[100] ^= 0x01;  // inside the codegen id
-         spit(p, b);
+         Spit(p, b);
        }},
       {"flipped object size", "header CRC-32 mismatch",
        [](const std::string &p) {
-         std::string b = slurp(p);
+         std::string b = Slurp(p);
          b[41] ^= 0x01;
-         spit(p, b);
+         Spit(p, b);
        }},
       {"wrong magic", "bad magic",
        [](const std::string &p) {
-         std::string b = slurp(p);
+         std::string b = Slurp(p);
          b[0] = 'X';
-         spit(p, b);
+         Spit(p, b);
        }},
       {"wrong format version", "another format version",
        [](const std::string &p) {
-         std::string b = slurp(p);
+         std::string b = Slurp(p);
          b[8] = (char)(UOPI_KCACHE_FORMAT + 1);
          FixHeaderCrc(b);
-         spit(p, b);
+         Spit(p, b);
        }},
       {"wrong target (another CPU)", "built for another target",
        [](const std::string &p) {
@@ -705,23 +679,23 @@ TEST_F(Cache, DamagedEntriesAreRemovedAndRecompiled) {
        }},
       {"another kernel's key under this name", "hash collision",
        [](const std::string &p) {
-         std::string b = slurp(p);
+         std::string b = Slurp(p);
          uopi_kfile f;
          ASSERT_EQ(uopi_kfile_decode((const uint8_t *)b.data(), b.size(), 0, &f), nullptr);
          size_t at = (size_t)(f.graph - (const uint8_t *)b.data()) + f.graph_len - 1;
          b[at] ^= 0x01;  // a graph byte: another kernel, same hash claimed
          FixHeaderCrc(b);
-         spit(p, b);
+         Spit(p, b);
        }},
       {"other buffer lengths", "other buffer dtypes or lengths",
        [](const std::string &p) {
          Reencode(p, [](uopi_kkey &, uopi_kmeta &m, std::string &) { m.len[1] = 8; });
        }},
       {"trailing bytes", "trailing bytes",
-       [](const std::string &p) { spit(p, slurp(p) + "junk"); }},
+       [](const std::string &p) { Spit(p, Slurp(p) + "junk"); }},
       {"not an object", "cannot link the object",
        [](const std::string &p) {
-         std::string b = slurp(p);
+         std::string b = Slurp(p);
          uopi_kfile f;
          ASSERT_EQ(uopi_kfile_decode((const uint8_t *)b.data(), b.size(), 0, &f), nullptr);
          std::string hdr = b.substr(0, f.header_size);
@@ -736,7 +710,7 @@ TEST_F(Cache, DamagedEntriesAreRemovedAndRecompiled) {
          uint32_t pc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)z.data(), (uInt)z.size());
          memcpy(&hdr[56], &pc, 4);
          FixHeaderCrc(hdr);
-         spit(p, hdr + z);
+         Spit(p, hdr + z);
        }},
   };
   int n = 100;
@@ -767,7 +741,7 @@ TEST_F(Cache, DamagedEntriesAreRemovedAndRecompiled) {
     for (size_t i = err.find("warning"); i != std::string::npos; i = err.find("warning", i + 1)) lines++;
     EXPECT_EQ(lines, 1u) << err;
     // the bad file is gone; the fresh compile wrote a good one in its place
-    std::string now = slurp(p);
+    std::string now = Slurp(p);
     uopi_kfile f;
     ASSERT_EQ(uopi_kfile_decode((const uint8_t *)now.data(), now.size(), 1, &f), nullptr);
     free(f.obj);
@@ -784,7 +758,7 @@ TEST_F(Cache, DamagedEntriesAreRemovedAndRecompiled) {
 
 TEST_F(Cache, DecodeRejectsEveryTruncationAndByteFlip) {
   std::string p = Warm(64);
-  std::string b = slurp(p);
+  std::string b = Slurp(p);
   uopi_kfile f;
   for (size_t n = 0; n < b.size(); n++) {
     ASSERT_NE(uopi_kfile_decode((const uint8_t *)b.data(), n, 1, &f), nullptr) << n;
@@ -815,7 +789,7 @@ TEST_F(Cache, TwoProcessesCompilingAtOnceLeaveOneValidEntry) {
         "%k64 = mul %k, 64\n%bf = add %k64, %j\n%bp = index %b, %bf\n%cv = load %cp\n%av = load %ap\n"
         "%bv = load %bp\n%p = mul %av, %bv\n%s = add %cv, %p\n%st = store %cp, %s\n%e = end %st, %i, %k, %j\n"
         "%root = sink %ze, %e\n";
-    spit(mm, s);
+    Spit(mm, s);
   }
   std::string env = "UOPC_CACHE_DIR='" + dir_ + "'";
   for (int round = 0; round < 4; round++) {
@@ -848,7 +822,7 @@ TEST_F(Cache, TwoProcessesCompilingAtOnceLeaveOneValidEntry) {
 
 TEST_F(Cache, AnUncreatableDirectoryMeansNoDiskCache) {
   std::string file = root_ + "/a-file";
-  spit(file, "not a directory\n");
+  Spit(file, "not a directory\n");
   std::string bad = file + "/cache";
   EnvVar d("UOPC_CACHE_DIR", bad.c_str());
   EnvVar dbg("UOPC_DEBUG", "check,cache");
@@ -940,7 +914,7 @@ TEST_F(Cache, SizeBoundEvictsTheLeastRecentlyUsed) {
   }
   uopc_cache_clear_memory();
   double total = 0;
-  for (int i = 0; i < 3; i++) total += (double)slurp(p[i]).size();
+  for (int i = 0; i < 3; i++) total += (double)Slurp(p[i]).size();
   // room for 3.5 entries: the 4th store goes over, eviction goes to 90% (3.15)
   char mb[64];
   snprintf(mb, sizeof mb, "%.9f", total / 3 * 3.5 / 1048576.0);
@@ -973,8 +947,8 @@ TEST_F(Cache, SizeBoundEvictsTheLeastRecentlyUsed) {
 TEST_F(Cache, ClearDiskRemovesEntriesAndLeftoverTemporaryFiles) {
   Warm(7);
   Warm(8);
-  spit(dir_ + "/.tmp-0123-abcdef", "half a file");
-  spit(dir_ + "/README", "not ours");
+  Spit(dir_ + "/.tmp-0123-abcdef", "half a file");
+  Spit(dir_ + "/README", "not ours");
   uint64_t removed = 0;
   uopc_error e{};
   ASSERT_EQ(uopc_cache_clear_disk(&removed, &e), UOPC_OK) << e.msg;

@@ -11,54 +11,22 @@
 #include <string>
 
 #include "uopc/uopc.h"
+#include "support/cli.h"
 
 namespace {
 
-struct CliRun {
-  int status;
-  std::string out, err;
-};
-
-std::string slurp(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string tmp_path(const std::string &name) {
-  return testing::TempDir() + "uopc_cli_" + std::to_string(getpid()) + "_" + name;
-}
-
-void spit(const std::string &path, const std::string &text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-}
-
-// Runs `uopc ARGS` through the shell (ARGS is shell text), capturing both streams.
-CliRun uopc(const std::string &args, const std::string &stdin_path = "/dev/null") {
-  std::string out = tmp_path("stdout"), err = tmp_path("stderr");
-  std::string cmd = std::string("'") + UOPC_CLI + "' " + args + " <'" + stdin_path + "' >'" + out + "' 2>'" + err + "'";
-  int st = std::system(cmd.c_str());
-  CliRun r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(out), slurp(err)};
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return r;
-}
-
-std::string example(const char *name) { return std::string(UOPC_SOURCE_DIR) + "/examples/" + name; }
 
 TEST(Cli, PrintRoundTripsTheExamples) {
   for (const char *f : {"copy_kernel.uir", "mul_add.uir", "where.uir", "movement_reduce.uir", "sq_call.uir",
                         "nested_calls.uir"}) {
     SCOPED_TRACE(f);
-    CliRun a = uopc("print '" + example(f) + "'");
+    CliRun a = Uopc("print '" + ExamplePath(f) + "'");
     EXPECT_EQ(a.status, 0);
     EXPECT_EQ(a.err, "");
     ASSERT_NE(a.out, "");
-    std::string p = tmp_path("printed.uir");
-    spit(p, a.out);
-    CliRun b = uopc("print '" + p + "'");
+    std::string p = TmpPath("printed.uir");
+    Spit(p, a.out);
+    CliRun b = Uopc("print '" + p + "'");
     EXPECT_EQ(b.status, 0);
     EXPECT_EQ(b.out, a.out);  // canonical: printing the print changes nothing
     std::remove(p.c_str());
@@ -66,39 +34,39 @@ TEST(Cli, PrintRoundTripsTheExamples) {
 }
 
 TEST(Cli, PrintReadsStandardInput) {
-  CliRun a = uopc("print -", example("sq_call.uir"));
+  CliRun a = Uopc("print -", ExamplePath("sq_call.uir"));
   EXPECT_EQ(a.status, 0);
   EXPECT_EQ(a.out, "%0 = param : slot=0 dtype=i32\n%1 = mul %0, %0\n%2 = call %1, 7 : name=sq\n");
-  std::string p = tmp_path("bad_stdin.uir");
-  spit(p, "%a = add 1, %b\n");
-  CliRun b = uopc("print -", p);
+  std::string p = TmpPath("bad_stdin.uir");
+  Spit(p, "%a = add 1, %b\n");
+  CliRun b = Uopc("print -", p);
   EXPECT_EQ(b.status, 1);
   EXPECT_EQ(b.err, "<stdin>:1:13: error: undefined name %b\n");
   std::remove(p.c_str());
 }
 
 TEST(Cli, ErrorsAreFileLineColAndNothingOnStdout) {
-  std::string p = tmp_path("bad.uir");
-  spit(p, "%a = add 1, 2\n%b = mul %a, %c\n");
-  CliRun r = uopc("print '" + p + "'");
+  std::string p = TmpPath("bad.uir");
+  Spit(p, "%a = add 1, 2\n%b = mul %a, %c\n");
+  CliRun r = Uopc("print '" + p + "'");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, p + ":2:14: error: undefined name %c\n");
 
-  spit(p, "%x = param : slot=0 dtype=i32 shape=(2,)\n%y = param : slot=1 dtype=i32 shape=(3,)\n%z = add %x, %y\n");
-  r = uopc("print '" + p + "'");
+  Spit(p, "%x = param : slot=0 dtype=i32 shape=(2,)\n%y = param : slot=1 dtype=i32 shape=(3,)\n%z = add %x, %y\n");
+  r = Uopc("print '" + p + "'");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, p + ":3:6: error: ADD shape mismatch (2,) vs (3,)\n");
 
-  spit(p, "# nothing here\n");
-  r = uopc("print '" + p + "'");
+  Spit(p, "# nothing here\n");
+  r = Uopc("print '" + p + "'");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, p + ": error: empty program (no line defines a node)\n");
   std::remove(p.c_str());
 
-  r = uopc("print /nonexistent/dir/x.uir");
+  r = Uopc("print /nonexistent/dir/x.uir");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "/nonexistent/dir/x.uir: error: cannot open: No such file or directory\n");
@@ -107,12 +75,12 @@ TEST(Cli, ErrorsAreFileLineColAndNothingOnStdout) {
 TEST(Cli, UsageErrorsExitTwo) {
   for (const char *args : {"", "frobnicate", "print", "print a.uir b.uir", "--bogus print x.uir"}) {
     SCOPED_TRACE(args);
-    CliRun r = uopc(args);
+    CliRun r = Uopc(args);
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.out, "");
     EXPECT_NE(r.err.find("uopc"), std::string::npos);
   }
-  CliRun h = uopc("--help");
+  CliRun h = Uopc("--help");
   EXPECT_EQ(h.status, 0);
   EXPECT_NE(h.out.find("usage: uopc"), std::string::npos);
   EXPECT_NE(h.out.find("print FILE.uir"), std::string::npos);
@@ -120,7 +88,7 @@ TEST(Cli, UsageErrorsExitTwo) {
 }
 
 TEST(Cli, TraceFlagIsAccepted) {
-  CliRun r = uopc("--trace print '" + example("mul_add.uir") + "'");
+  CliRun r = Uopc("--trace print '" + ExamplePath("mul_add.uir") + "'");
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "%0 = stack 1, 2, 3\n%1 = stack 10, 20, 30\n%2 = mul %0, %1\n%3 = add %2, %0\n");
 }
@@ -132,14 +100,14 @@ TEST(Cli, VersionIsOneLine) {
   EXPECT_EQ(want.rfind("uopc 0.2.0 (LLVM 19.", 0), 0u) << want;
   for (const char *args : {"--version", "--trace --version", "print --version", "exec --version", "fuzz --version"}) {
     SCOPED_TRACE(args);
-    CliRun r = uopc(args);
+    CliRun r = Uopc(args);
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.out, want);
     EXPECT_EQ(r.err, "");
   }
   for (const char *args : {"print -h", "exec --help", "cache --help", "fuzz -h"}) {
     SCOPED_TRACE(args);
-    CliRun r = uopc(args);
+    CliRun r = Uopc(args);
     EXPECT_EQ(r.status, 0);
     std::string verb = std::string(args).substr(0, std::string(args).find(' '));
     EXPECT_EQ(r.out.rfind("usage: uopc [--trace] " + verb + " ", 0), 0u) << r.out;
@@ -150,16 +118,16 @@ TEST(Cli, VersionIsOneLine) {
 // `--` ends options: every later argument is positional, even one that
 // starts with '-', and errors name it as written.
 TEST(Cli, DoubleDashEndsOptions) {
-  std::string dir = tmp_path("dashdir");
+  std::string dir = TmpPath("dashdir");
   ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
-  spit(dir + "/-m.uir", slurp(example("mul_add.uir")));
-  spit(dir + "/--trace", slurp(example("mul_add.uir")));
-  spit(dir + "/-bad.uir", "%a = add 1, %b\n");
+  Spit(dir + "/-m.uir", Slurp(ExamplePath("mul_add.uir")));
+  Spit(dir + "/--trace", Slurp(ExamplePath("mul_add.uir")));
+  Spit(dir + "/-bad.uir", "%a = add 1, %b\n");
   const std::string cd = "cd '" + dir + "' && '" + UOPC_CLI + "' ";
   auto run_in_dir = [&](const std::string &args) {
-    std::string out = tmp_path("dd_out"), err = tmp_path("dd_err");
+    std::string out = TmpPath("dd_out"), err = TmpPath("dd_err");
     int st = std::system((cd + args + " </dev/null >'" + out + "' 2>'" + err + "'").c_str());
-    CliRun r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(out), slurp(err)};
+    CliRun r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, Slurp(out), Slurp(err)};
     std::remove(out.c_str());
     std::remove(err.c_str());
     return r;
@@ -193,11 +161,11 @@ TEST(Cli, DoubleDashEndsOptions) {
   CliRun two = run_in_dir("exec -- -m.uir --print");
   EXPECT_EQ(two.status, 2);
   // `-` after `--` is still standard input
-  CliRun in = uopc("print -- -", example("mul_add.uir"));
+  CliRun in = Uopc("print -- -", ExamplePath("mul_add.uir"));
   EXPECT_EQ(in.status, 0) << in.err;
   EXPECT_EQ(in.out, printed);
   // a verb after `--`: `--version` is then a verb name
-  CliRun v = uopc("-- --version");
+  CliRun v = Uopc("-- --version");
   EXPECT_EQ(v.status, 2);
   EXPECT_NE(v.err.find("unknown verb '--version'"), std::string::npos) << v.err;
   ASSERT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);

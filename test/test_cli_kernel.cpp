@@ -15,73 +15,17 @@
 #include <vector>
 
 #include "uopc/uopc.h"
+#include "support/cli.h"
 
 namespace {
-
-struct CliRun {
-  int status;
-  std::string out, err;
-};
-
-std::string Slurp(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string Tmp(const std::string &name) {
-  return testing::TempDir() + "uopc_clik_" + std::to_string(getpid()) + "_" + name;
-}
-
-void Spit(const std::string &path, const std::string &text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-}
 
 bool Exists(const std::string &path) {
   struct stat sb;
   return stat(path.c_str(), &sb) == 0;
 }
 
-CliRun Uopc(const std::string &args) {
-  std::string out = Tmp("stdout"), err = Tmp("stderr");
-  std::string cmd = std::string("'") + UOPC_CLI + "' " + args + " </dev/null >'" + out + "' 2>'" + err + "'";
-  int st = std::system(cmd.c_str());
-  CliRun r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, Slurp(out), Slurp(err)};
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return r;
-}
-
-std::string Q(const std::string &s) { return "'" + s + "'"; }
-
-std::string Example(const char *name) { return std::string(UOPC_SOURCE_DIR) + "/examples/" + name; }
-
-template <class T>
-void SaveNpy(const std::string &path, uopc_dtype t, const std::vector<T> &v, std::vector<int64_t> shape = {}) {
-  uopc_npy a{};
-  a.dtype = t;
-  if (shape.empty()) shape = {(int64_t)v.size()};
-  a.ndim = (uint32_t)shape.size();
-  a.count = 1;
-  for (size_t i = 0; i < shape.size(); i++) a.shape[i] = shape[i], a.count *= shape[i];
-  a.data = (void *)v.data();
-  uopc_error e{};
-  ASSERT_EQ(uopc_npy_save(path.c_str(), &a, &e), UOPC_OK) << e.msg;
-}
-
-template <class T>
-std::vector<T> LoadNpy(const std::string &path, uopc_dtype t) {
-  uopc_npy a{};
-  uopc_error e{};
-  EXPECT_EQ(uopc_npy_read(path.c_str(), &a, &e), UOPC_OK) << path << ": " << e.msg;
-  EXPECT_EQ(a.dtype, t);
-  std::vector<T> v((size_t)a.count);
-  if (a.count) std::memcpy(v.data(), a.data, (size_t)a.count * sizeof(T));
-  uopc_npy_free(&a);
-  return v;
-}
+std::string Tmp(const std::string &name) { return TmpPath(name); }
+std::string Example(const char *name) { return ExamplePath(name); }
 
 std::vector<float> Range32() {
   std::vector<float> a(32);
@@ -285,7 +229,14 @@ TEST(CliCompile, EmitsLlvmAndAsm) {
   EXPECT_EQ(Uopc("compile --emit=obj " + k).status, 2);
   EXPECT_EQ(Uopc("compile").status, 2);
   EXPECT_EQ(Uopc("compile " + k + " " + k).status, 2);
+  // a tensor program: every kernel of its plan (issue 11)
   r = Uopc("compile " + Q(Example("mul_add.uir")));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("; kernel 0 of 1: computes", 0), 0u) << r.out;
+  r = Uopc("compile " + Q(Example("nested_calls.uir")) + " --emit=asm");
+  EXPECT_EQ(r.status, 0) << r.err;
+  // a graph that is neither: an error, nothing on stdout
+  r = Uopc("compile " + Q(UirFile("bad_root.uir", "%b = buffer : slot=0 dtype=i32 shape=(2,)\n%r = range 2 : idx=0\n%i = index %b, %r\n")));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
 }

@@ -7,19 +7,10 @@
 
 extern "C" {
 #include "uopc/uopc.h"
+#include "support/ctx.h"
 }
 
 namespace {
-
-struct Ctx {
-  uopc_ctx *c = uopc_ctx_new(nullptr);
-  ~Ctx() { uopc_ctx_free(c); }
-  operator uopc_ctx *() const { return c; }
-  std::string err() const {
-    const uopc_error *e = uopc_ctx_error(c);
-    return e ? e->msg : "";
-  }
-};
 
 std::string show(uopc_ctx *c, uopc_node *u) {
   char *s = uopc_show(c, u, 4096);

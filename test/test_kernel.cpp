@@ -24,16 +24,11 @@
 
 #include "fuzz.h"
 #include "uopc/uopc.h"
+#include "support/ctx.h"
 
 namespace {
 
 const uopc_tier kTiers[] = {UOPC_TIER_FAST, UOPC_TIER_STRONG};
-
-struct Ctx {
-  uopc_ctx *c = uopc_ctx_new(nullptr);
-  ~Ctx() { uopc_ctx_free(c); }
-  std::string err() const { return uopc_ctx_error(c) ? uopc_ctx_error(c)->msg : ""; }
-};
 
 struct KernelFree {
   void operator()(uopc_kernel *k) const { uopc_kernel_free(k); }
@@ -494,26 +489,6 @@ TEST(KernelCost, SmallKernelInAHugeContextAllocatesLittle) {
 }
 
 // A failing allocator: the n-th allocation through the context fails.
-struct FailN {
-  long left = -1;  // allocations until one fails (-1: never)
-  long live = 0;   // blocks not freed
-};
-
-void *FailRealloc(void *ud, void *p, size_t old_n, size_t new_n) {
-  auto *f = static_cast<FailN *>(ud);
-  (void)old_n;
-  if (new_n == 0) {
-    if (p) f->live--;
-    std::free(p);
-    return nullptr;
-  }
-  if (f->left == 0) return nullptr;
-  if (f->left > 0) f->left--;
-  void *q = std::realloc(p, new_n);
-  if (q && !p) f->live++;
-  return q;
-}
-
 // Compiling a kernel (prepare, key, linearize, verify, emit) with the n-th
 // allocation failing, for every n: UOPC_ERR_NOMEM each time, no leak, and
 // the context still compiles it afterwards.
@@ -543,8 +518,8 @@ TEST(KernelCost, OutOfMemoryEverywhereInCompile) {
   long n = 0;
   bool done = false;
   for (; n < 100000 && !done; n++) {
-    FailN f;
-    uopc_alloc al{FailRealloc, &f};
+    FailAlloc f;
+    uopc_alloc al = f.alloc();
     uopc_ctx *c = uopc_ctx_new(&al);
     ASSERT_NE(c, nullptr);
     uopc_ctx_set_check(c, 1);  // the program verifier allocates too

@@ -11,14 +11,9 @@
 #include <vector>
 
 #include "uopc/uopc.h"
+#include "support/ctx.h"
 
 namespace {
-
-struct Ctx {
-  uopc_ctx *c = uopc_ctx_new(nullptr);
-  ~Ctx() { uopc_ctx_free(c); }
-  std::string err() const { return uopc_ctx_error(c) ? uopc_ctx_error(c)->msg : ""; }
-};
 
 TEST(KernelSugar, CopyKernelIsTheParsedOne) {
   Ctx x;

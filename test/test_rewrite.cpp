@@ -13,24 +13,10 @@
 
 extern "C" {
 #include "uopc/uopc.h"
+#include "support/ctx.h"
 }
 
 namespace {
-
-struct Ctx {
-  uopc_ctx *c = uopc_ctx_new(nullptr);
-  Ctx() { uopc_ctx_set_check(c, 1); }
-  ~Ctx() { uopc_ctx_free(c); }
-  operator uopc_ctx *() const { return c; }
-  std::string err() const {
-    const uopc_error *e = uopc_ctx_error(c);
-    return e ? e->msg : "";
-  }
-  uopc_status code() const {
-    const uopc_error *e = uopc_ctx_error(c);
-    return e ? e->code : UOPC_OK;
-  }
-};
 
 // A matcher that frees itself; fails the test when the rules do not build.
 struct Matcher {
@@ -766,27 +752,6 @@ TEST(GraphRewrite, MillionDeepChainOnSmallStack) {
 
 // ---- out of memory -------------------------------------------------------------
 
-struct FailAlloc {
-  long left = -1;  // allocations that may still succeed; -1: unlimited
-  long long live = 0;
-  long calls = 0;
-};
-
-void *fail_realloc(void *ud, void *p, size_t old_size, size_t new_size) {
-  FailAlloc *fa = static_cast<FailAlloc *>(ud);
-  if (new_size == 0) {
-    if (p) fa->live -= (long long)old_size;
-    free(p);
-    return nullptr;
-  }
-  fa->calls++;
-  if (fa->left == 0) return nullptr;
-  if (fa->left > 0) fa->left--;
-  void *q = realloc(p, new_size);
-  if (q) fa->live += (long long)new_size - (long long)(p ? old_size : 0);
-  return q;
-}
-
 // Runs graph_rewrite on a depth-level chain that rewrites at every level,
 // failing the n-th allocation for n = 0, 1, 2, ... until it succeeds.
 // Returns the number of failure points tried.
@@ -796,7 +761,7 @@ long oom_loop(int depth, FILE *trace) {
   long n = 0;
   for (; n < 100000 && !succeeded; n++) {
     FailAlloc fa;
-    uopc_alloc a = {fail_realloc, &fa};
+    uopc_alloc a = fa.alloc();
     uopc_ctx *c = uopc_ctx_new(&a);
     EXPECT_NE(c, nullptr);
     if (!c) return n;

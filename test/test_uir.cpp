@@ -15,15 +15,10 @@
 
 extern "C" {
 #include "uopc/uopc.h"
+#include "support/ctx.h"
 }
 
 namespace {
-
-struct Ctx {
-  uopc_ctx *c = uopc_ctx_new(nullptr);
-  ~Ctx() { uopc_ctx_free(c); }
-  operator uopc_ctx *() const { return c; }
-};
 
 uopc_node *parse(uopc_ctx *c, const std::string &s, uopc_error *e = nullptr) {
   uopc_error tmp;
@@ -702,31 +697,14 @@ TEST(Uir, HostileInputIsRejected) {
 
 // ---- allocation failure ----------------------------------------------------
 
-struct FailAlloc {
-  long budget;  // allocations left before failing
-  long live = 0;
-  static void *fn(void *ud, void *p, size_t old_n, size_t new_n) {
-    FailAlloc *a = (FailAlloc *)ud;
-    if (new_n == 0) {
-      if (p) a->live--;
-      free(p);
-      return nullptr;
-    }
-    if (a->budget-- <= 0) return nullptr;
-    void *q = realloc(p, new_n);
-    if (q && !p) a->live++;
-    (void)old_n;
-    return q;
-  }
-};
-
 TEST(Uir, EveryAllocationFailureIsAnErrorWithoutLeaks) {
   std::string prog = read_file(std::string(UOPC_SOURCE_DIR) + "/examples/copy_kernel.uir") +
                      "%z = call %row, 1 : name=\"n m\"\n%w = stack 1.5, 2.5\n%y = shrink %w, ((0, 1),)\n";
   int ok_runs = 0;
   for (long n = 0; n < 400; n++) {
-    FailAlloc fa{n};
-    uopc_alloc al{FailAlloc::fn, &fa};
+    FailAlloc fa;
+    fa.left = n;
+    uopc_alloc al = fa.alloc();
     uopc_ctx *c = uopc_ctx_new(&al);
     if (c) {
       uopc_error e;

@@ -1,12 +1,14 @@
 /* tools/cmd_kernel.c - verbs on kernels: compile, exec, fuzz.
  *
  *   uopc compile [--emit=llvm|asm] [--tier=fast|strong] FILE.uir
- *   uopc exec FILE.uir [--arg S=IN.npy]... [--out S=OUT.npy]... [--tier=fast|strong] [--print]
+ *   uopc exec FILE.uir [--arg S=IN.npy]... [--out S=OUT.npy | --out OUT.npy] [--tier=fast|strong] [--print] [--bench N]
  *   uopc fuzz [--seed S] [--count N] [--op OP] [--dtype D|IN:OUT] [--tier=fast|strong|both] [--batch N]
  *
  * docs/cli.md documents them.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +90,11 @@ int cmd_compile(cli *k, int argc, char **argv) {
   uopc_node *root = load(k, file);
   if (!root) return EXIT_ERR;
   uopc_error e;
-  char *s = asm_out ? uopc_emit_asm(k->c, root, &o, &e) : uopc_emit_llvm(k->c, root, &o, &e);
+  char *s;
+  if (uopc_op_flags((uopc_op)root->op) & UOPC_OPF_EFFECT) /* a kernel; else a program: every kernel of its plan */
+    s = asm_out ? uopc_emit_asm(k->c, root, &o, &e) : uopc_emit_llvm(k->c, root, &o, &e);
+  else
+    s = uopc_plan_emit(k->c, root, &o, asm_out, &e);
   if (!s) return e.file = NULL, report(&e, file);
   out_str(k, s);
   free(s);
@@ -103,6 +109,14 @@ typedef struct slot_io {
   const char *in, *out; /* paths, or NULL */
 } slot_io;
 
+typedef struct exec_opts {
+  slot_io slots[MAX_SLOTS];
+  const char *out;      /* a program's result (--out FILE, no slot) */
+  int print;
+  uint64_t bench;       /* --bench N: N timed calls after one warm-up */
+  uopc_compile_opts o;
+} exec_opts;
+
 /* "S=PATH" into slots[S].in or .out. */
 static int slot_arg(const char *flag, const char *s, slot_io *slots, int is_out) {
   const char *eq = strchr(s, '=');
@@ -115,19 +129,19 @@ static int slot_arg(const char *flag, const char *s, slot_io *slots, int is_out)
   num[n] = 0;
   if (!parse_u64(num, &v) || num[0] < '0' || num[0] > '9' || (n > 1 && num[1] == 'x'))
     return verb_usage("exec", "%s takes SLOT=FILE.npy with a decimal SLOT, not '%s'", flag, s);
-  if (v >= MAX_SLOTS) return verb_usage("exec", "%s: no kernel has a BUFFER slot %s", flag, num);
+  if (v >= MAX_SLOTS) return verb_usage("exec", "%s: no kernel or program has a slot %s (at most %d)", flag, num, MAX_SLOTS - 1);
   const char **p = is_out ? &slots[v].out : &slots[v].in;
   if (*p) return verb_usage("exec", "%s %s= is given twice", flag, num);
   *p = eq + 1;
   return EXIT_OK;
 }
 
-/* "(32,)" for an npy shape. */
-static void shape_str(const uopc_npy *a, char *buf, size_t n) {
+/* "(32,)" for a shape. */
+static void shape_str(const int64_t *shape, uint32_t nd, char *buf, size_t n) {
   size_t len = (size_t)snprintf(buf, n, "(");
-  for (uint32_t i = 0; i < a->ndim && len < n; i++)
-    len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? ", " : "", (long long)a->shape[i]);
-  if (len < n) snprintf(buf + len, n - len, "%s)", a->ndim == 1 ? "," : "");
+  for (uint32_t i = 0; i < nd && len < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? ", " : "", (long long)shape[i]);
+  if (len < n) snprintf(buf + len, n - len, "%s)", nd == 1 ? "," : "");
 }
 
 static int file_error(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -165,46 +179,162 @@ static void print_buffer(cli *k, uint32_t s, uopc_dtype t, const void *p, int64_
   out_str(k, "]\n");
 }
 
-/* uopc exec: runs the kernel on buffers read from and written to .npy files. */
-int cmd_exec(cli *k, int argc, char **argv) {
-  const char *file = NULL, *v;
-  int print = 0;
-  slot_io slots[MAX_SLOTS] = {{0}};
-  uopc_compile_opts o = {.tier = UOPC_TIER_FAST};
-  for (int i = 0; i < argc; i++) {
-    int r;
-    if ((r = opt("exec", argc, argv, &i, "--arg", &v))) {
-      if (r < 0 || slot_arg("--arg", v, slots, 0)) return EXIT_USAGE;
-    } else if ((r = opt("exec", argc, argv, &i, "--out", &v))) {
-      if (r < 0 || slot_arg("--out", v, slots, 1)) return EXIT_USAGE;
-    } else if ((r = opt("exec", argc, argv, &i, "--tier", &v))) {
-      if (r < 0 || parse_tier("exec", v, &o.tier, NULL)) return EXIT_USAGE;
-    } else if (strcmp(argv[i], "--print") == 0) {
-      print = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return verb_usage("exec", "unknown option '%s'", argv[i]);
-    } else if (file) {
-      return verb_usage("exec", "takes one FILE.uir");
+/* ---- writing outputs -----------------------------------------------------------------
+ * A regular file (or a path that does not exist yet) is written all or
+ * nothing: every output to a temporary next to its target first, then the
+ * renames.  A symlink is followed: the file it points to is replaced, the
+ * link stays.  A FIFO, a device or a socket (/dev/stdout, a pipe) cannot be
+ * replaced: it is opened and written in place, after the renames. */
+
+typedef struct out_file {
+  const char *path;     /* as the user wrote it (for messages) */
+  char *target;         /* where the data goes (symlinks followed), malloc'd */
+  int direct;           /* not a regular file: written in place */
+  char *tmp;            /* the temporary, before its rename */
+  uopc_npy a;
+} out_file;
+
+static int out_prepare(out_file *f, uopc_error *e) {
+  struct stat st;
+  char eb[128];
+  f->target = NULL, f->tmp = NULL, f->direct = 0;
+  if (stat(f->path, &st) == 0) {
+    f->direct = !S_ISREG(st.st_mode);
+    if (S_ISDIR(st.st_mode)) return snprintf(e->msg, sizeof e->msg, "is a directory"), e->code = UOPC_ERR_IO;
+    /* a regular file: the one a symlink points to; else the path itself */
+    f->target = f->direct ? strdup(f->path) : realpath(f->path, NULL);
+  } else if (errno == ENOENT) {
+    char link[4096];
+    ssize_t n = readlink(f->path, link, sizeof link - 1); /* a dangling symlink: create its target */
+    if (n > 0) {
+      link[n] = 0;
+      const char *slash = strrchr(f->path, '/');
+      if (link[0] != '/' && slash) {
+        size_t dir = (size_t)(slash - f->path) + 1;
+        f->target = malloc(dir + (size_t)n + 1);
+        if (f->target) memcpy(f->target, f->path, dir), memcpy(f->target + dir, link, (size_t)n + 1);
+      } else {
+        f->target = strdup(link);
+      }
     } else {
-      file = argv[i];
+      f->target = strdup(f->path);
     }
+  } else {
+    snprintf(e->msg, sizeof e->msg, "cannot write: %s", strerror_r(errno, eb, sizeof eb));
+    return e->code = UOPC_ERR_IO;
   }
-  if (!file) return verb_usage("exec", "needs a FILE.uir");
-  for (int s = 0; s < MAX_SLOTS; s++)
-    for (int t = s + 1; t < MAX_SLOTS; t++)
-      if (slots[s].out && slots[t].out && strcmp(slots[s].out, slots[t].out) == 0)
-        return verb_usage("exec", "--out %d and --out %d write the same file '%s'", s, t, slots[s].out);
+  if (!f->target) return snprintf(e->msg, sizeof e->msg, "out of memory"), e->code = UOPC_ERR_NOMEM;
+  if (f->direct) return UOPC_OK;
+  return uopc_npy_save_temp(f->target, &f->a, &f->tmp, e);
+}
 
-  uopc_node *root = load(k, file);
-  if (!root) return EXIT_ERR;
+static int out_direct(out_file *f, uopc_error *e) {
+  size_t size;
+  char eb[128];
+  void *bytes = uopc_npy_encode(&f->a, &size, e);
+  if (!bytes) return e->code;
+  int fd = open(f->target, O_WRONLY | O_CLOEXEC);
+  int ok = fd >= 0;
+  for (size_t done = 0; ok && done < size;) {
+    ssize_t w = write(fd, (const char *)bytes + done, size - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) ok = 0;
+    else done += (size_t)w;
+  }
+  if (!ok) snprintf(e->msg, sizeof e->msg, "cannot write: %s", strerror_r(errno, eb, sizeof eb)), e->code = UOPC_ERR_IO;
+  if (fd >= 0) close(fd);
+  free(bytes);
+  return ok ? UOPC_OK : e->code;
+}
+
+/* Writes every output (all or none for regular files).  Reports the first
+   error; EXIT_OK or EXIT_ERR. */
+static int write_outputs(out_file *f, uint32_t n) {
   uopc_error e;
-  uopc_kernel *kern = uopc_compile(k->c, root, &o, &e);
-  if (!kern) return e.file = NULL, report(&e, file);
+  int rc = EXIT_OK;
+  uint32_t i = 0;
+  for (; i < n && !rc; i++) {
+    memset(&e, 0, sizeof e);
+    if (out_prepare(&f[i], &e)) rc = report(&e, f[i].path);
+  }
+  for (uint32_t j = 0; j < n && !rc; j++)
+    if (f[j].tmp && rename(f[j].tmp, f[j].target) != 0) {
+      char eb[128];
+      rc = file_error(f[j].path, "cannot write: %s", strerror_r(errno, eb, sizeof eb));
+    } else if (f[j].tmp) {
+      free(f[j].tmp);
+      f[j].tmp = NULL;
+    }
+  for (uint32_t j = 0; j < n && !rc; j++)
+    if (f[j].direct && out_direct(&f[j], &e)) rc = report(&e, f[j].path);
+  for (uint32_t j = 0; j < n; j++) {
+    if (f[j].tmp) unlink(f[j].tmp);
+    free(f[j].tmp);
+    free(f[j].target);
+  }
+  return rc;
+}
 
+/* ---- --bench N ---------------------------------------------------------------------- */
+
+typedef uopc_status (*call_fn)(void *ud, uopc_error *e);
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* n timed calls; prints "bench: N calls, median X ms, min Y ms, max Z ms" on stderr. */
+static int bench(call_fn f, void *ud, uint64_t n, const char *file) {
+  double *t = malloc(n * sizeof *t);
+  if (!t) return fprintf(stderr, "%s: error: out of memory for --bench\n", file), EXIT_ERR;
+  uopc_error e;
+  for (uint64_t i = 0; i < n; i++) {
+    double a = now_ms();
+    if (f(ud, &e) != UOPC_OK) {
+      free(t);
+      return e.file = e.file ? e.file : NULL, report(&e, file);
+    }
+    t[i] = now_ms() - a;
+  }
+  qsort(t, n, sizeof *t, cmp_double);
+  double med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+  fprintf(stderr, "bench: %llu calls, median %.6f ms, min %.6f ms, max %.6f ms\n", (unsigned long long)n, med, t[0],
+          t[n - 1]);
+  free(t);
+  return EXIT_OK;
+}
+
+/* ---- exec of a kernel ----------------------------------------------------------------- */
+
+typedef struct kcall {
+  const uopc_kernel *k;
+  void **bufs;
+  uint32_t n;
+} kcall;
+
+static uopc_status kernel_call_fn(void *ud, uopc_error *e) {
+  kcall *c = ud;
+  return uopc_kernel_call(c->k, c->bufs, c->n, e);
+}
+
+static int exec_kernel(cli *k, const char *file, uopc_node *root, exec_opts *x) {
+  if (x->out) return verb_usage("exec", "a kernel's outputs are buffers: --out S=OUT.npy, not --out %s", x->out);
+  slot_io *slots = x->slots;
+  uopc_error e;
+  uopc_kernel *kern = uopc_compile(k->c, root, &x->o, &e);
+  if (!kern) return e.file = NULL, report(&e, file);
   uint32_t nb = uopc_kernel_nbufs(kern);
   void *bufs[MAX_SLOTS] = {0};
   uopc_npy arrays[MAX_SLOTS];
-  char *tmps[MAX_SLOTS] = {0};
+  out_file outs[MAX_SLOTS];
+  uint32_t nouts = 0;
   memset(arrays, 0, sizeof arrays);
   int rc = EXIT_OK;
   for (int s = 0; s < MAX_SLOTS && !rc; s++)
@@ -226,47 +356,185 @@ int cmd_exec(cli *k, int argc, char **argv) {
         rc = report(&e, slots[s].in);
         break;
       }
-      char want[32], got[64 * 22 + 8];
-      shape_str(a, got, sizeof got);
-      snprintf(want, sizeof want, "(%lld,)", (long long)len);
+      char got[64 * 22 + 8];
+      shape_str(a->shape, a->ndim, got, sizeof got);
       if (a->dtype != t)
         rc = file_error(slots[s].in, "dtype %s (%s) does not match BUFFER slot %u dtype %s (%s)", uopc_npy_descr(a->dtype),
                         uopc_dtype_name(a->dtype), s, uopc_dtype_name(t), uopc_npy_descr(t));
       else if (a->ndim != 1 || a->shape[0] != len)
-        rc = file_error(slots[s].in, "shape %s does not match BUFFER slot %u shape %s", got, s, want);
+        rc = file_error(slots[s].in, "shape %s does not match BUFFER slot %u shape (%lld,)", got, s, (long long)len);
       else
         bufs[s] = a->data; /* 64-byte aligned, exactly the buffer's bytes */
     } else if (!(bufs[s] = zeroed(bytes))) {
       rc = file_error(file, "out of memory for BUFFER slot %u", s);
     }
   }
-  if (!rc && uopc_kernel_call(kern, bufs, nb, &e) != UOPC_OK) rc = (e.file = NULL, report(&e, file));
-  for (uint32_t s = 0; s < nb && !rc && print; s++)
-    if (slots[s].out) print_buffer(k, s, uopc_kernel_buf_dtype(kern, s), bufs[s], uopc_kernel_buf_len(kern, s));
-  /* outputs: every temporary file first, then the renames */
+  kcall kc = {kern, bufs, nb};
+  if (!rc && kernel_call_fn(&kc, &e) != UOPC_OK) rc = (e.file = NULL, report(&e, file));
+  /* the outputs of the first call (copies, when --bench calls again) */
   for (uint32_t s = 0; s < nb && !rc; s++) {
     if (!slots[s].out) continue;
-    uopc_npy a = {.dtype = uopc_kernel_buf_dtype(kern, s), .ndim = 1, .count = uopc_kernel_buf_len(kern, s),
-                  .data = bufs[s]};
-    a.shape[0] = a.count;
-    if (uopc_npy_save_temp(slots[s].out, &a, &tmps[s], &e)) rc = report(&e, slots[s].out);
+    out_file *f = &outs[nouts++];
+    memset(f, 0, sizeof *f);
+    f->path = slots[s].out;
+    f->a = (uopc_npy){.dtype = uopc_kernel_buf_dtype(kern, s), .ndim = 1, .count = uopc_kernel_buf_len(kern, s)};
+    f->a.shape[0] = f->a.count;
+    size_t bytes = (size_t)f->a.count * uopc_dtype_size(f->a.dtype);
+    if (!(f->a.data = x->bench ? zeroed(bytes) : bufs[s])) rc = file_error(file, "out of memory");
+    else if (x->bench) memcpy(f->a.data, bufs[s], bytes);
+    if (!rc && x->print) print_buffer(k, s, f->a.dtype, f->a.data, f->a.count);
   }
-  for (uint32_t s = 0; s < nb && !rc; s++)
-    if (tmps[s] && rename(tmps[s], slots[s].out) != 0) {
-      char eb[128];
-      rc = file_error(slots[s].out, "cannot write: %s", strerror_r(errno, eb, sizeof eb));
-    } else if (tmps[s]) {
-      free(tmps[s]);
-      tmps[s] = NULL;
-    }
+  if (!rc && x->bench) rc = bench(kernel_call_fn, &kc, x->bench, file);
+  if (!rc) rc = write_outputs(outs, nouts);
+  for (uint32_t j = 0; j < nouts; j++)
+    if (x->bench) free(outs[j].a.data);
   for (uint32_t s = 0; s < MAX_SLOTS; s++) {
-    if (tmps[s]) unlink(tmps[s]);
-    free(tmps[s]);
     if (arrays[s].data) uopc_npy_free(&arrays[s]);
     else free(bufs[s]);
   }
   uopc_kernel_free(kern);
   return rc;
+}
+
+/* ---- exec of a tensor program ---------------------------------------------------------- */
+
+typedef struct pcall {
+  const uopc_plan *p;
+  uopc_tensor *args;
+  uint32_t nargs;
+  uopc_tensor *out;
+} pcall;
+
+static uopc_status plan_call_fn(void *ud, uopc_error *e) {
+  pcall *c = ud;
+  return uopc_plan_call(c->p, c->args, c->nargs, c->out, e);
+}
+
+static int exec_program(cli *k, const char *file, uopc_node *root, exec_opts *x) {
+  for (int s = 0; s < MAX_SLOTS; s++)
+    if (x->slots[s].out)
+      return verb_usage("exec", "a program has one result: --out OUT.npy (no slot), not --out %d=%s", s, x->slots[s].out);
+  uopc_error e;
+  uopc_plan *p = uopc_plan_compile(k->c, root, &x->o, &e);
+  if (!p) return report(&e, file);
+  uint32_t na = uopc_plan_nargs(p);
+  int rc = EXIT_OK;
+  uopc_npy arrays[MAX_SLOTS];
+  uopc_tensor args[MAX_SLOTS];
+  memset(arrays, 0, sizeof arrays);
+  memset(args, 0, sizeof args);
+  char want[64 * 22 + 8], got[64 * 22 + 8];
+  for (uint32_t s = 0; s < MAX_SLOTS && !rc; s++) {
+    uopc_dtype t;
+    uint32_t nd;
+    const int64_t *shape;
+    int used = s < na && uopc_plan_arg(p, s, &t, &nd, &shape);
+    if (!used && x->slots[s].in) {
+      rc = file_error(file, "--arg %u=: the program has no PARAM of slot %u", s, s);
+    } else if (used && !x->slots[s].in) {
+      shape_str(shape, nd, want, sizeof want);
+      rc = file_error(file, "PARAM slot %u (%s, shape %s) is not given: --arg %u=IN.npy", s, uopc_dtype_name(t), want, s);
+    } else if (used) {
+      uopc_npy *a = &arrays[s];
+      if (uopc_npy_read(x->slots[s].in, a, &e)) {
+        rc = report(&e, x->slots[s].in);
+        break;
+      }
+      int same = a->dtype == t && a->ndim == nd;
+      for (uint32_t d = 0; same && d < nd; d++) same = a->shape[d] == shape[d];
+      shape_str(shape, nd, want, sizeof want);
+      shape_str(a->shape, a->ndim, got, sizeof got);
+      if (!same)
+        rc = file_error(x->slots[s].in, "%s%s does not match PARAM slot %u, %s%s", uopc_dtype_name(a->dtype), got, s,
+                        uopc_dtype_name(t), want);
+      args[s] = (uopc_tensor){a->data, t, nd, shape};
+    }
+  }
+  uopc_tensor out = {0};
+  const int64_t *oshape;
+  uopc_plan_result(p, &out.dtype, &out.ndim, &oshape);
+  out.shape = oshape;
+  int64_t n = 1;
+  for (uint32_t d = 0; d < out.ndim; d++) n *= oshape[d];
+  size_t bytes = (size_t)n * uopc_dtype_size(out.dtype);
+  if (!rc && !(out.data = zeroed(bytes))) rc = file_error(file, "out of memory for the result");
+  pcall pc = {p, args, na, &out};
+  if (!rc && plan_call_fn(&pc, &e) != UOPC_OK) rc = report(&e, file);
+  out_file of;
+  memset(&of, 0, sizeof of);
+  of.a = (uopc_npy){.dtype = out.dtype, .ndim = out.ndim, .count = n};
+  for (uint32_t d = 0; d < out.ndim; d++) of.a.shape[d] = oshape[d];
+  if (!rc && x->out) {
+    of.path = x->out;
+    if (!(of.a.data = x->bench ? zeroed(bytes) : out.data)) rc = file_error(file, "out of memory");
+    else if (x->bench) memcpy(of.a.data, out.data, bytes);
+  }
+  if (!rc && x->print) { /* exactly what `uopc run` prints */
+    char *s = uopc_tensor_print(k->c, &out);
+    if (!s) rc = report_ctx(k, file);
+    else {
+      out_str(k, s);
+      out_str(k, "\n");
+      uopc_mem_free(k->c, s, strlen(s) + 1);
+    }
+  }
+  if (!rc && x->bench) rc = bench(plan_call_fn, &pc, x->bench, file);
+  if (!rc && x->out) rc = write_outputs(&of, 1);
+  if (x->bench) free(of.a.data);
+  free(out.data);
+  for (uint32_t s = 0; s < MAX_SLOTS; s++)
+    if (arrays[s].data) uopc_npy_free(&arrays[s]);
+  uopc_plan_free(p);
+  return rc;
+}
+
+/* uopc exec: a kernel on buffers, or a tensor program on arrays, read from
+   and written to .npy files. */
+int cmd_exec(cli *k, int argc, char **argv) {
+  const char *file = NULL, *v;
+  exec_opts x;
+  memset(&x, 0, sizeof x);
+  x.o.tier = UOPC_TIER_FAST;
+  for (int i = 0; i < argc; i++) {
+    int r;
+    if ((r = opt("exec", argc, argv, &i, "--arg", &v))) {
+      if (r < 0 || slot_arg("--arg", v, x.slots, 0)) return EXIT_USAGE;
+    } else if ((r = opt("exec", argc, argv, &i, "--out", &v))) {
+      if (r < 0) return EXIT_USAGE;
+      const char *eq = strchr(v, '=');
+      int slotted = eq && eq > v && (size_t)(eq - v) == strspn(v, "0123456789");
+      if (slotted) {
+        if (slot_arg("--out", v, x.slots, 1)) return EXIT_USAGE;
+      } else if (x.out) {
+        return verb_usage("exec", "--out is given twice");
+      } else {
+        x.out = v;
+      }
+    } else if ((r = opt("exec", argc, argv, &i, "--tier", &v))) {
+      if (r < 0 || parse_tier("exec", v, &x.o.tier, NULL)) return EXIT_USAGE;
+    } else if ((r = opt("exec", argc, argv, &i, "--bench", &v))) {
+      if (r < 0) return EXIT_USAGE;
+      if (!parse_u64(v, &x.bench) || x.bench == 0 || x.bench > 100000000)
+        return verb_usage("exec", "--bench takes a number of calls from 1 to 100000000, not '%s'", v);
+    } else if (strcmp(argv[i], "--print") == 0) {
+      x.print = 1;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return verb_usage("exec", "unknown option '%s'", argv[i]);
+    } else if (file) {
+      return verb_usage("exec", "takes one FILE.uir");
+    } else {
+      file = argv[i];
+    }
+  }
+  if (!file) return verb_usage("exec", "needs a FILE.uir");
+  for (int s = 0; s < MAX_SLOTS; s++)
+    for (int t = s + 1; t < MAX_SLOTS; t++)
+      if (x.slots[s].out && x.slots[t].out && strcmp(x.slots[s].out, x.slots[t].out) == 0)
+        return verb_usage("exec", "--out %d and --out %d write the same file '%s'", s, t, x.slots[s].out);
+  uopc_node *root = load(k, file);
+  if (!root) return EXIT_ERR;
+  if (uopc_op_flags((uopc_op)root->op) & UOPC_OPF_EFFECT) return exec_kernel(k, file, root, &x);
+  return exec_program(k, file, root, &x);
 }
 
 /* ---- fuzz ---------------------------------------------------------------------------- */
@@ -321,8 +589,9 @@ int cmd_fuzz(cli *k, int argc, char **argv) {
       if (!parse_u64(v, &o.seed)) return verb_usage("fuzz", "--seed takes an unsigned integer, not '%s'", v);
     } else if ((r = opt("fuzz", argc, argv, &i, "--count", &v))) {
       if (r < 0) return EXIT_USAGE;
-      if (!parse_u64(v, &o.count) || o.count == 0)
-        return verb_usage("fuzz", "--count takes a positive integer, not '%s'", v);
+      if (!parse_u64(v, &o.count) || o.count == 0 || o.count > UOPC_FUZZ_MAX_COUNT)
+        return verb_usage("fuzz", "--count takes a positive integer up to 2^50 (%llu), not '%s'",
+                          (unsigned long long)UOPC_FUZZ_MAX_COUNT, v);
     } else if ((r = opt("fuzz", argc, argv, &i, "--batch", &v))) {
       if (r < 0) return EXIT_USAGE;
       if (!parse_u64(v, &x) || x == 0 || x > (1u << 24))

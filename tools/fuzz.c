@@ -492,6 +492,11 @@ uopc_status uopc_fuzz_run(const uopc_fuzz_pair *p, const uopc_fuzz_opts *opts, u
     snprintf(e->msg, sizeof e->msg, "fuzz: batch %u is too large (at most 2^24)", n);
     return e->code;
   }
+  if (want > UOPC_FUZZ_MAX_COUNT) {
+    e->code = UOPC_ERR_ARG;
+    snprintf(e->msg, sizeof e->msg, "fuzz: count %llu is more than can be run (at most 2^50)", (unsigned long long)want);
+    return e->code;
+  }
   pthread_once(&f16once, f16init);
 
   run R = {.p = p, .o = o, .s = s, .nin = nin_of(p->op), .max_reports = o->max_reports ? o->max_reports : 10};

@@ -62,9 +62,13 @@ typedef struct uopc_fuzz_case {
   uint32_t ref;     /* what uopc_exec_alu computed */
 } uopc_fuzz_case;
 
+/* The largest count a run accepts (2^50 cases: 130 days at 100 M cases/s);
+   larger ones are refused with UOPC_ERR_ARG, never run short. */
+#define UOPC_FUZZ_MAX_COUNT (UINT64_C(1) << 50)
+
 typedef struct uopc_fuzz_opts {
   uint64_t seed;
-  uint64_t count;        /* compared cases per triple; 0: 100000 */
+  uint64_t count;        /* compared cases per triple; 0: 100000; at most UOPC_FUZZ_MAX_COUNT */
   uint32_t batch;        /* elements per kernel call; 0: 4095 (odd, so the
                             scalar remainder loop runs as well as the
                             vector loop) */

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,7 +43,7 @@ std::string UirFile(const std::string &name, const std::string &text) {
 }
 
 static CliRun run_cli(const std::string &env, const std::string &args, const std::string &in) {
-  static int n = 0;
+  static std::atomic<int> n{0};
   std::string tag = std::to_string(n++);
   std::string out = TmpPath("stdout" + tag), err = TmpPath("stderr" + tag);
   std::string cmd = env + (env.empty() ? "" : " ") + Q(UOPC_CLI) + " " + args + " <" + (in.empty() ? std::string("/dev/null") : Q(in)) + " >" +
@@ -64,6 +65,7 @@ bool SaveNpyRaw(const std::string &path, uopc_dtype t, const void *data, std::ve
   uopc_error e{};
   if (uopc_npy_save(path.c_str(), &a, &e) == UOPC_OK) return true;
   if (err) *err = e.msg;
+  else ADD_FAILURE() << path << ": " << e.msg;
   return false;
 }
 
@@ -73,10 +75,12 @@ std::vector<uint8_t> LoadNpyRaw(const std::string &path, uopc_dtype t, std::stri
   std::vector<uint8_t> v;
   if (uopc_npy_read(path.c_str(), &a, &e) != UOPC_OK) {
     if (err) *err = path + ": " + e.msg;
+    else ADD_FAILURE() << path << ": " << e.msg;
     return v;
   }
   if (a.dtype != t) {
     if (err) *err = path + ": wrong dtype";
+    else ADD_FAILURE() << path << ": wrong dtype";
   } else {
     size_t n = (size_t)a.count * uopc_dtype_size(t);
     v.assign((const uint8_t *)a.data, (const uint8_t *)a.data + n);

@@ -8,18 +8,6 @@ extern "C" {
 #include "uopc/uopc.h"
 }
 
-std::string fmt(uopc_ctx *c, uopc_node *u);
+#include "support/ctx.h"
 
-// Owns a context for a test.
-struct Ctx {
-  uopc_ctx *c = uopc_ctx_new(nullptr);
-  Ctx() { uopc_ctx_set_check(c, 1); }
-  ~Ctx() { uopc_ctx_free(c); }
-  Ctx(const Ctx &) = delete;
-  Ctx &operator=(const Ctx &) = delete;
-  operator uopc_ctx *() const { return c; }
-  std::string err() const {
-    const uopc_error *e = uopc_ctx_error(c);
-    return e ? e->msg : "";
-  }
-};
+std::string fmt(uopc_ctx *c, uopc_node *u);
