@@ -207,10 +207,14 @@ TEST(CliExec, UsageErrors) {
   CliRun r = Uopc("exec " + Q(Tmp("nofile.uir")) + " --out 0=x.npy");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, Tmp("nofile.uir") + ": error: cannot open: No such file or directory\n");
-  // a graph that is not a kernel
-  r = Uopc("exec " + Q(Example("mul_add.uir")));
+  // a tensor program runs as a plan (issue 11); --print prints what run prints
+  r = Uopc("exec " + Q(Example("mul_add.uir")) + " --print");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "[11, 42, 93]\n");
+  // a graph that is neither a kernel nor a value
+  r = Uopc("exec " + Q(UirFile("addr.uir", "%b = buffer : slot=0 dtype=i32 shape=(2,)\n%r = range 2 : idx=0\n%i = index %b, %r\n")));
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("error: a kernel's root must be a SINK"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is not a tensor-program op"), std::string::npos) << r.err;
 }
 
 TEST(CliCompile, EmitsLlvmAndAsm) {
