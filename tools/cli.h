@@ -43,5 +43,6 @@ int cmd_compile(cli *k, int argc, char **argv);
 int cmd_exec(cli *k, int argc, char **argv);
 int cmd_fuzz(cli *k, int argc, char **argv);
 int cmd_cache(cli *k, int argc, char **argv);
+int cmd_viz(cli *k, int argc, char **argv);
 
 #endif

@@ -39,6 +39,7 @@ static const verb verbs[] = {
     {"exec", "FILE.uir", "run a kernel on .npy files (--arg S=IN.npy, --out S=OUT.npy)", cmd_exec, 0},
     {"fuzz", "[OPTIONS]", "compiled ALU ops against exec_alu (--count N --op OP --dtype D)", cmd_fuzz, 0},
     {"cache", "stats|clear|warm FILE.uir", "the kernel cache: show, empty, or fill it", cmd_cache, 1},
+    {"viz", "FILE.uir -o OUT.html", "a web page of the graph and every rewrite (--verb simplify|run|compile)", cmd_viz, 0},
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 
