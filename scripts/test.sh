@@ -5,6 +5,9 @@
 # AddressSanitizer+UBSan build, and bounded libFuzzer runs of the .uir parser,
 # the .npy reader, the kernel cache's entry loader and the graph builders.
 # Exits non-zero on any failure.
+# The viz browser test (a ctest, viz_browser) runs when headless Chromium,
+# chromedriver, python3-selenium and Graphviz are installed (.ci/run installs
+# them) and is skipped, saying so, when not.
 #   FUZZ_SECONDS  how long each fuzzer runs (default 40; four fuzzers: under 3 minutes)
 #   JOBS          build parallelism (default: number of cores)
 set -euo pipefail
@@ -63,6 +66,22 @@ install_stage() {
   if [ $ok = 1 ]; then rm -rf "$work"; echo "install: passed"; else echo "install: FAILED (kept $work)"; return 1; fi
 }
 
+# Whether the viz browser test can run here: said at the start and the end.
+browser_status() {
+  local missing="" py=/usr/bin/python3
+  [ -x "$py" ] || py=$(command -v python3 || true)
+  command -v dot >/dev/null || missing+=" graphviz"
+  command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing+=" chromium"
+  command -v chromedriver >/dev/null || missing+=" chromium-driver"
+  { [ -n "$py" ] && "$py" -c 'import selenium' 2>/dev/null; } || missing+=" python3-selenium"
+  if [ -z "$missing" ]; then
+    echo "viz browser test: runs (headless chromium through chromedriver; screenshots in build-test-*/viz/)"
+  else
+    echo "viz browser test: SKIPPED: not installed:$missing (apt-get install$missing; .ci/run installs them)"
+  fi
+}
+echo "=== $(browser_status)"
+
 echo "=== layering"
 bash scripts/check-layers.sh || status=1
 echo "=== the kernel cache's codegen id covers lib/"
@@ -96,5 +115,6 @@ else
   echo "fuzz: clang-19 not installed"; status=1
 fi
 
+echo "=== $(browser_status)"
 if [ $status = 0 ]; then echo "uopc: all test stages passed"; else echo "uopc: SOME TEST STAGE FAILED"; fi
 exit $status

@@ -45,5 +45,6 @@ int cmd_fuzz(cli *k, int argc, char **argv);
 int cmd_cache(cli *k, int argc, char **argv);
 int cmd_jit_run(cli *k, int argc, char **argv);
 int cmd_check_rules(cli *k, int argc, char **argv);
+int cmd_viz(cli *k, int argc, char **argv);
 
 #endif

@@ -1,4 +1,4 @@
-/* tools/cmd_graph.c - verbs on graphs: print, run, simplify. */
+/* tools/cmd_graph.c - verbs on graphs: print (.uir or dot), run, simplify. */
 #include <string.h>
 
 #include "cli.h"
@@ -10,13 +10,25 @@ static int one_file(const char *verb, int argc, char **argv) {
   return EXIT_OK;
 }
 
-/* uopc print FILE: parse, then print in canonical form. */
+/* uopc print [--emit=uir|dot] FILE: parse, then print in canonical .uir
+   form, or as Graphviz dot (uopc_dot). */
 int cmd_print(cli *k, int argc, char **argv) {
-  if (one_file("print", argc, argv)) return EXIT_USAGE;
-  uopc_node *root = load(k, argv[0]);
+  int dot = 0, i = 0;
+  for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+    if (strcmp(argv[i], "--") == 0) {
+      i++;
+      break;
+    }
+    if (strcmp(argv[i], "--emit=uir") == 0) dot = 0;
+    else if (strcmp(argv[i], "--emit=dot") == 0) dot = 1;
+    else if (strncmp(argv[i], "--emit", 6) == 0) return verb_usage("print", "--emit must be --emit=uir or --emit=dot, not '%s'", argv[i]);
+    else return verb_usage("print", "unknown option '%s'", argv[i]);
+  }
+  if (argc - i != 1) return verb_usage("print", "takes one argument: [--emit=uir|dot] FILE.uir");
+  uopc_node *root = load(k, argv[i]);
   if (!root) return EXIT_ERR;
-  char *s = uopc_uir_print(k->c, root);
-  if (!s) return report_ctx(k, argv[0]);
+  char *s = dot ? uopc_dot(k->c, root) : uopc_uir_print(k->c, root);
+  if (!s) return report_ctx(k, argv[i]);
   out_str(k, s);
   uopc_mem_free(k->c, s, strlen(s) + 1);
   return EXIT_OK;

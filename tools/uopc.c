@@ -41,6 +41,7 @@ static const verb verbs[] = {
     {"fuzz", "[OPTIONS]", "compiled ALU ops against exec_alu (--count N --op OP --dtype D)", cmd_fuzz, 0},
     {"cache", "stats|clear|warm FILE.uir", "the kernel cache: show, empty, or fill it", cmd_cache, 1},
     {"check-rules", "[OPTIONS]", "check every built-in rule on its own (--set NAME|all --count N --seed S)", cmd_check_rules, 0},
+    {"viz", "FILE.uir -o OUT.html", "a web page of the graph and every rewrite (--verb simplify|run|compile)", cmd_viz, 0},
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 

@@ -7,6 +7,7 @@
 #include "uopc/uop.h"
 #include "uopc/rewrite.h"
 #include "uopc/uir.h"
+#include "uopc/viz.h"
 #include "uopc/algebra.h"
 #include "uopc/eval.h"
 #include "uopc/jit.h"

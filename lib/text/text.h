@@ -6,6 +6,7 @@
  *   parse.c        .uir text -> graph (uopc_uir_parse, uopc_uir_parse_file)
  *   print.c        graph -> .uir text (uopc_uir_print)
  *   value_print.c  a CONST/STACK tree as a Python literal (uopc_value_print)
+ *   dot.c          graph -> Graphviz dot text (uopc_dot)
  *
  * Nothing here recurses: every walk over input-controlled structure is a
  * loop with an explicit stack.
