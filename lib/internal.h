@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "uopc/uopc.h"
+#include "uopc/uop.h"  /* the context, nodes and errors; each file includes the rest of the API it uses */
 
 #define UOPI_FUNC __attribute__((visibility("hidden"))) extern
 

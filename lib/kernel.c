@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "uopc/jit.h"
 
 struct uopc_kernel {
   const uopi_jit_code *code; /* owned by entry */

@@ -14,6 +14,10 @@
 #include <string.h>
 
 #include "schedule/schedule.h"
+#include "uopc/jit.h"
+#include "uopc/plan.h"
+#include "uopc/tensor.h"
+#include "uopc/uir.h"
 
 #define ALIGN 64
 

@@ -35,5 +35,10 @@ for e in "${!edge[@]}"; do
   a=${e%%:*} b=${e##*:}
   if [ -n "${edge[$b:$a]+x}" ] && [[ "$a" < "$b" ]]; then echo "check-layers: lib/$a/ and lib/$b/ include each other"; status=1; fi
 done
+# the library's own files include the public headers they use, never the umbrella
+if grep -rln '#include "uopc/uopc.h"' lib >/dev/null 2>&1; then
+  grep -rln '#include "uopc/uopc.h"' lib | sed 's/^/check-layers: includes the whole public API (uopc\/uopc.h): /'
+  status=1
+fi
 if [ $status = 0 ]; then echo "check-layers: ok (${order[*]})"; fi
 exit $status

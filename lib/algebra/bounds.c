@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "algebra/bounds.h"
+#include "uopc/algebra.h"
 
 typedef struct iv {
   int64_t lo, hi;

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "uopc/algebra.h"
 
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 2
 #error "exec_alu needs double arithmetic rounded to double (FLT_EVAL_METHOD 0 or 1), not x87 long double"

@@ -6,6 +6,8 @@
  * context, so a result of the seed's mode never answers an exact-mode call.
  */
 #include "core/ctx.h"
+#include "uopc/algebra.h"
+#include "uopc/rewrite.h"
 
 /* The memo of m in c (acquired the first time), or NULL when the context
    already keeps memos for many rule sets (then nothing is memoized). */

@@ -38,6 +38,7 @@
 
 #include "algebra/bounds.h"
 #include "algebra/rules.h"
+#include "uopc/algebra.h"
 
 #define MAX_TERMS 4096
 

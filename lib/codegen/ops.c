@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "codegen/cg.h"
+#include "uopc/algebra.h"
 
 static LLVMValueRef iconst(uopi_cg *E, LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
 

@@ -10,6 +10,7 @@
 
 #include "core/ctx.h"
 #include "support/support.h"
+#include "uopc/rewrite.h"
 
 #define CHUNK_MIN (64u * 1024u)
 #define CHUNK_MAX (4u * 1024u * 1024u)

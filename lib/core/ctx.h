@@ -5,6 +5,7 @@
 #define UOPI_CORE_CTX_H
 
 #include "internal.h"
+#include "uopc/rewrite.h"
 
 typedef struct uopi_chunk {
   struct uopi_chunk *next;

@@ -5,6 +5,7 @@
 
 #include "core/ctx.h"
 #include "support/support.h"
+#include "uopc/uir.h"
 
 typedef uopi_sbuf sbuf;
 #define put uopi_sb_printf

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "algebra/rules.h"
+#include "uopc/algebra.h"
+#include "uopc/eval.h"
 
 /* ---- values as flat arrays ---- */
 

@@ -6,6 +6,7 @@
  * nested body would capture its parameters (the seed's 98-instead-of-72 bug).
  */
 #include "internal.h"
+#include "uopc/eval.h"
 
 uopc_node *uopc_inline_call(uopc_ctx *c, uopc_node *call) {
   if (!uopi_check_node(c, call, "inline_call")) return NULL;

@@ -6,6 +6,9 @@
 #include <math.h>
 
 #include "algebra/rules.h"
+#include "uopc/eval.h"
+#include "uopc/rewrite.h"
+#include "uopc/uir.h"
 
 uopc_node *uopc_run(uopc_ctx *c, uopc_node *u) {
   if (!c) return NULL;

@@ -42,6 +42,7 @@
 #include <zlib.h>
 
 #include "kcache/kcache.h"
+#include "uopc/cache.h"
 
 #define FIXED 72                        /* bytes before the variable fields */
 #define MAX_OBJ (64u << 20)             /* largest object accepted */

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "kcache/kcache.h"
+#include "uopc/cache.h"
 
 #define ALIASES_PER_ENTRY 4
 

@@ -4,6 +4,8 @@
 #include "algebra/rules.h"
 #include "lower/kernel.h"
 #include "uopc/jit.h" /* uopc_rules_kernel */
+#include "uopc/algebra.h"
+#include "uopc/rewrite.h"
 
 static int has_load(uopc_ctx *c, uopc_node *u, int *oom) {
   if (!(u->srcops & (1ull << UOPC_OP_LOAD)) && u->op != UOPC_OP_LOAD && u->nsrc == 0) return 0;

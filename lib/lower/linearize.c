@@ -31,6 +31,7 @@
 
 #include "lower/linearize.h"
 #include "lower/nodemap.h"
+#include "uopc/algebra.h"
 
 #define NONE UINT32_MAX
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lower/linearize.h"
+#include "uopc/uir.h"
 
 static uint64_t slot_bit(int64_t slot) { return 1ull << ((uint64_t)slot & 63); }
 

@@ -23,6 +23,7 @@
 
 #include "core/ctx.h"
 #include "rewrite/rw.h"
+#include "uopc/rewrite.h"
 
 typedef struct frame {
   uopc_node *u;         /* the node being rewritten */

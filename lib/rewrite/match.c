@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "rewrite/rw.h"
+#include "uopc/rewrite.h"
 
 typedef struct goal {
   const uopi_pnode *p;

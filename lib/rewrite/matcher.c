@@ -12,6 +12,7 @@
 #include "core/ctx.h"
 #include "rewrite/rule.h"
 #include "rewrite/rw.h"
+#include "uopc/rewrite.h"
 
 static void set_err(uopc_error *e, uopc_status code, int col, const char *msg) {
   if (!e) return;

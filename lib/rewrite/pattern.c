@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "rewrite/rw.h"
+#include "uopc/rewrite.h"
 
 typedef struct parser {
   const char *s;       /* the text */

@@ -29,6 +29,7 @@
 #include <pthread.h>
 
 #include "internal.h"
+#include "uopc/rewrite.h"
 
 /* One declared rule (what RULE makes). */
 typedef struct uopi_rule_def {

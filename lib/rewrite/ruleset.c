@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "rewrite/rule.h"
+#include "uopc/rewrite.h"
 
 static uopc_matcher *built(uopc_matcher *m, const char *name, const uopc_error *e) {
   if (!m) {

@@ -11,6 +11,7 @@
 #define UOPI_RW_H
 
 #include "internal.h"
+#include "uopc/rewrite.h"
 
 #ifdef __cplusplus
 extern "C" {

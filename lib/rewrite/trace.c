@@ -11,6 +11,7 @@
 
 #include "core/ctx.h"
 #include "rewrite/rw.h"
+#include "uopc/rewrite.h"
 
 /* Longest side of a trace line, and of the node quoted by a check error. */
 #define TRACE_MAX 400

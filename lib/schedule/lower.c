@@ -42,6 +42,7 @@
 #include "algebra/rules.h"
 #include "core/ctx.h"
 #include "schedule/schedule.h"
+#include "uopc/algebra.h"
 
 #define RANK(code) (1000000 - (int64_t)(code))
 

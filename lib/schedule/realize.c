@@ -20,6 +20,9 @@
 #include "algebra/rules.h"
 #include "core/ctx.h"
 #include "schedule/schedule.h"
+#include "uopc/algebra.h"
+#include "uopc/eval.h"
+#include "uopc/rewrite.h"
 
 #define MATERIALIZE_COST 8
 #define COST_CAP 1000

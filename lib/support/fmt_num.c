@@ -25,6 +25,8 @@
 #include <string.h>
 
 #include "support/support.h"
+#include "uopc/algebra.h"
+#include "uopc/uir.h"
 
 typedef enum prec { P_F64, P_F32, P_F16 } prec;
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "support/support.h"
+#include "uopc/algebra.h"
 
 /* Halfway between FLT_MAX and 2^128: this and everything above rounds to inf
    (the tie goes to the even neighbour, 2^128, which is inf). */

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "text/text.h"
+#include "uopc/uir.h"
+#include "uopc/viz.h"
 
 /* s with dot's escapes: \ and " escaped, bytes outside printable ASCII as
    \xHH (shown literally: a CALL name may hold any byte). */

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "text/text.h"
+#include "uopc/uir.h"
 
 typedef enum { OPD_NODE, OPD_LIT, OPD_TUPLE } opd_kind;
 typedef enum { LIT_INT, LIT_FLOAT, LIT_BOOL } lit_kind;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "text/text.h"
+#include "uopc/uir.h"
 
 #define NEEDS_LINE ((void *)(uintptr_t)UINTPTR_MAX)
 

@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "text/text.h"
+#include "uopc/algebra.h"
+#include "uopc/tensor.h"
+#include "uopc/uir.h"
 
 typedef struct frame {
   const uopc_node *u;
