@@ -108,6 +108,16 @@ TEST(Viz, CompileAndFailures) {
   EXPECT_NE(html.find("define void @uopc_k"), std::string::npos);          /* the LLVM IR */
   EXPECT_NE(html.find("for r0 in range(4):\\n  for r1 in range(8):"), std::string::npos); /* the loop nest */
   EXPECT_NE(html.find("id=\"plan\""), std::string::npos);                 /* the plan's place */
+  /* a tensor program: its plan, every kernel with its nest, graph, IR and assembly */
+  std::string prog = std::string(UOPC_SOURCE_DIR) + "/test/golden/softmax_rows.uir";
+  r = Uopc("viz --verb compile " + Q(prog) + " -o " + Q(page));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(": " + std::to_string(TraceLines("compile", prog)) + " steps,"), std::string::npos) << r.out;
+  html = Slurp(page);
+  EXPECT_NE(html.find("kernel 3: computes buffer 4 (output of MUL)"), std::string::npos); /* the schedule */
+  EXPECT_NE(html.find("\"title\":\"kernel 3 of 4\""), std::string::npos);
+  EXPECT_EQ(Count(html, "define void @uopc_k"), 4u);
+  EXPECT_EQ(Count(html, "\"graph\":{\"pic\":"), 4u); /* each kernel's picture */
   /* a failing verb: the page shows how far it got, and the error is reported */
   r = Uopc("viz --verb=run " + Q(f) + " -o " + Q(page));
   EXPECT_EQ(r.status, 1);

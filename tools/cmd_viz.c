@@ -134,6 +134,33 @@ static void loop_nest(uopc_ctx *c, uopc_node *root, vz_buf *b) {
   free(st);
 }
 
+/* One kernel pane's JSON: {"title":..., "graph": a picture reference or null,
+   "nest":..., "llvm":..., "asm":...}. */
+static void put_kernel(uopc_ctx *c, vz_buf *b, const char *title, uopc_node *root, const char *llvm, const char *asmtext,
+                       const char *graph) {
+  vz_buf nest = {0};
+  if (root) loop_nest(c, root, &nest);
+  vz_puts(b, "{\"title\":");
+  vz_json_str(b, title);
+  vz_printf(b, ",\"graph\":%s", graph ? graph : "null");
+  vz_puts(b, ",\"nest\":");
+  vz_json_str(b, nest.s ? nest.s : "");
+  vz_puts(b, ",\"llvm\":");
+  vz_json_str(b, llvm ? llvm : "");
+  vz_puts(b, ",\"asm\":");
+  vz_json_str(b, asmtext ? asmtext : "");
+  vz_puts(b, "}");
+  vz_buf_free(&nest);
+}
+
+static void free_kernels(uopc_node **kernels, uint32_t n, char *schedule, char **kllvm, char **kasm) {
+  for (uint32_t q = 0; q < n; q++) {
+    if (kllvm) free(kllvm[q]);
+    if (kasm) free(kasm[q]);
+  }
+  free(kllvm), free(kasm), free(kernels), free(schedule);
+}
+
 /* The %NAME of each line of the .uir text, for the node the line made (the
    last node built with that line's position). */
 static void put_names(uopc_ctx *c, const char *path, uopc_node *const *order, uint32_t n, vz_buf *b) {
@@ -246,6 +273,9 @@ int cmd_viz(cli *k, int argc, char **argv) {
   uopc_ctx_set_trace_fn(c, vz_trace_record, &t);
   uopc_node *final = NULL;
   char *value = NULL, *llvm = NULL, *asmtext = NULL;
+  uopc_node **kernels = NULL; /* compile of a tensor program: the plan's kernels */
+  uint32_t nkernels = 0;
+  char *schedule = NULL, **kllvm = NULL, **kasm = NULL;
   uopc_error verr = {0};
   int failed = 0;
   if (strcmp(verb, "simplify") == 0) {
@@ -258,7 +288,7 @@ int cmd_viz(cli *k, int argc, char **argv) {
     } else if (t.nrw && t.rw[0].result) {
       final = t.rw[0].result; /* stuck: show where */
     }
-  } else {
+  } else if (uopc_op_flags((uopc_op)root->op) & UOPC_OPF_EFFECT) { /* one kernel: this file */
     uopc_error e = {0};
     llvm = uopc_emit_llvm(c, root, NULL, &e);
     uopc_ctx_set_trace_fn(c, NULL, NULL);
@@ -269,6 +299,22 @@ int cmd_viz(cli *k, int argc, char **argv) {
         final = t.rw[i].result;
         break;
       }
+  } else { /* a tensor program: its plan's kernels */
+    uopc_error e = {0};
+    if (uopc_plan_schedule(c, root, &kernels, &nkernels, &schedule, &e) != UOPC_OK) {
+      verr = e, failed = 1;
+    } else {
+      uopc_ctx_set_trace_fn(c, NULL, NULL); /* the steps are the scheduling's; the panes compile */
+      final = nkernels ? kernels[nkernels - 1] : NULL; /* the result's kernel; every kernel has its pane */
+      kllvm = calloc(nkernels ? nkernels : 1, sizeof *kllvm);
+      kasm = calloc(nkernels ? nkernels : 1, sizeof *kasm);
+      if (!kllvm || !kasm) verr = (uopc_error){.code = UOPC_ERR_NOMEM, .msg = "out of memory"}, failed = 1;
+      for (uint32_t q = 0; !failed && q < nkernels; q++) {
+        kllvm[q] = uopc_emit_llvm(c, kernels[q], NULL, &e);
+        if (kllvm[q]) kasm[q] = uopc_emit_asm(c, kernels[q], NULL, &e);
+        if (!kllvm[q] || !kasm[q]) verr = e, failed = 1;
+      }
+    }
   }
   uopc_ctx_set_trace_fn(c, NULL, NULL);
   if (!failed && uopc_ctx_error(c)) verr = *uopc_ctx_error(c), failed = 1;
@@ -276,6 +322,7 @@ int cmd_viz(cli *k, int argc, char **argv) {
   if (t.oom) {
     fprintf(stderr, "uopc: error: out of memory\n");
     free(value), free(llvm), free(asmtext);
+    free_kernels(kernels, nkernels, schedule, kllvm, kasm);
     vz_trace_free(&t);
     return EXIT_ERR;
   }
@@ -285,9 +332,11 @@ int cmd_viz(cli *k, int argc, char **argv) {
   vz_labels L = {0};
   vz_scratch sc = {0};
   size_t npic = 0, nsteps = t.n;
-  vz_draw *pics = calloc(nsteps + 2, sizeof *pics);
-  vz_draw **ptr = calloc(nsteps + 2, sizeof *ptr);
-  char **json = calloc(nsteps + 2, sizeof *json);
+  size_t maxpic = nsteps + 2 + nkernels; /* input, steps, final, each kernel of a plan */
+  vz_draw *pics = calloc(maxpic, sizeof *pics);
+  vz_draw **ptr = calloc(maxpic, sizeof *ptr);
+  char **json = calloc(maxpic, sizeof *json);
+  char **kref = nkernels ? calloc(nkernels, sizeof *kref) : NULL; /* each kernel's picture reference (JSON) */
   uint32_t **matched = calloc(nsteps + 1, sizeof *matched);
   uint32_t *nmatched = calloc(nsteps + 1, sizeof *nmatched);
   pat_cache *pc = NULL;
@@ -337,6 +386,22 @@ int cmd_viz(cli *k, int argc, char **argv) {
       fin_pic = npic;
       ok = vz_graph_draw(c, &pics[npic++], &sc, &L, final, GRAPH_MAX_ITEMS, &fin_order, &fin_n, &fin_at);
     }
+  }
+  if (ok && nkernels && !kref) ok = 0;
+  for (uint32_t q = 0; ok && q < nkernels; q++) { /* a plan: every kernel's own picture */
+    uopc_node **ko = NULL;
+    uint32_t kn = 0;
+    int32_t *kat = NULL;
+    size_t kp = npic;
+    ok = vz_graph_draw(c, &pics[npic++], &sc, &L, kernels[q], GRAPH_MAX_ITEMS, &ko, &kn, &kat);
+    if (ok) {
+      vz_buf r = {0};
+      for (uint32_t i = 0; i < kn; i++) vz_label(&L, ko[i]);
+      put_graph_ref(&r, kp, ko, kn, kat);
+      ok = !r.bad;
+      kref[q] = r.s;
+    }
+    free(ko), free(kat);
   }
   for (size_t i = 0; i < npic; i++) ptr[i] = &pics[i];
   if (ok) ok = vz_layout(dot, ptr, npic, &L, json, err, sizeof err);
@@ -425,17 +490,23 @@ int cmd_viz(cli *k, int argc, char **argv) {
   vz_puts(&data, "},\"pics\":[");
   for (size_t i = 0; i < npic; i++) vz_printf(&data, "%s%s", i ? ",\n" : "\n", json[i]);
   vz_puts(&data, "],\"kernel\":");
-  if (strcmp(verb, "compile") == 0) {
-    vz_buf nest = {0};
-    if (final) loop_nest(c, final, &nest);
-    vz_puts(&data, "{\"nest\":");
-    vz_json_str(&data, nest.s ? nest.s : "");
-    vz_puts(&data, ",\"llvm\":");
-    vz_json_str(&data, llvm ? llvm : "");
-    vz_puts(&data, ",\"asm\":");
-    vz_json_str(&data, asmtext ? asmtext : "");
-    vz_puts(&data, "}");
-    vz_buf_free(&nest);
+  if (strcmp(verb, "compile") == 0 && !kernels) { /* one kernel */
+    vz_puts(&data, "{\"schedule\":");
+    vz_json_str(&data, "One kernel: this file. No temporaries.");
+    vz_puts(&data, ",\"kernels\":[");
+    put_kernel(c, &data, "the kernel", final, llvm, asmtext, NULL);
+    vz_puts(&data, "]}");
+  } else if (strcmp(verb, "compile") == 0) { /* a plan */
+    vz_puts(&data, "{\"schedule\":");
+    vz_json_str(&data, schedule ? schedule : "");
+    vz_puts(&data, ",\"kernels\":[");
+    for (uint32_t q = 0; q < nkernels; q++) {
+      char title[64];
+      snprintf(title, sizeof title, "kernel %u of %u", q, nkernels);
+      if (q) vz_puts(&data, ",");
+      put_kernel(c, &data, title, kernels[q], kllvm ? kllvm[q] : NULL, kasm ? kasm[q] : NULL, kref ? kref[q] : NULL);
+    }
+    vz_puts(&data, "]}");
   } else {
     vz_puts(&data, "null");
   }
@@ -462,7 +533,9 @@ int cmd_viz(cli *k, int argc, char **argv) {
 done:
   vz_buf_free(&data);
   for (size_t i = 0; i < npic; i++) vz_draw_free(&pics[i]);
-  for (size_t i = 0; json && i < nsteps + 2; i++) free(json[i]);
+  for (size_t i = 0; json && i < maxpic; i++) free(json[i]);
+  for (uint32_t q = 0; kref && q < nkernels; q++) free(kref[q]);
+  free(kref);
   for (size_t i = 0; matched && i < nsteps; i++) free(matched[i]);
   for (size_t j = 0; j < npc; j++) uopc_pattern_free(pc[j].p);
   free(pc), free(pics), free(ptr), free(json), free(matched), free(nmatched);
@@ -471,5 +544,6 @@ done:
   vz_scratch_free(&sc);
   vz_trace_free(&t);
   free(value), free(llvm), free(asmtext);
+  free_kernels(kernels, nkernels, schedule, kllvm, kasm);
   return rc;
 }

@@ -184,16 +184,37 @@
     $("input-note").textContent = note(D.input);
     if (D.final) {
       draw($("final-view"), D.final.pic);
-      $("final-note").textContent = note(D.final) + (D.final.pic === D.input.pic ? " (the input: nothing changed)" : "");
+      $("final-note").textContent = note(D.final) + (D.final.pic === D.input.pic ? " (the input: nothing changed)" :
+        D.kernel && D.kernel.kernels.length > 1 ? " (the last kernel, which computes the result; all of them are under Kernels)" : "");
     } else {
       $("final-view").textContent = "no final graph: the verb failed (see above)";
     }
     if (D.kernel) {
       $("kernel-section").hidden = false;
       $("plan-section").hidden = false;
-      $("nest").textContent = D.kernel.nest;
-      $("llvm").textContent = D.kernel.llvm;
-      $("asm").textContent = D.kernel.asm;
+      $("plan").textContent = D.kernel.schedule;
+      $("kernel-head").textContent = D.kernel.kernels.length === 1 ? "Kernel" : `Kernels (${D.kernel.kernels.length})`;
+      const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
+      D.kernel.kernels.forEach((k, i) => {
+        const box = el("div", undefined, "kernel");
+        box.id = "kernel-" + i;
+        if (D.kernel.kernels.length > 1) box.appendChild(el("h3", k.title));
+        if (k.graph) {
+          const g = el("div", undefined, "graph");
+          g.addEventListener("dblclick", () => g.classList.toggle("fit"));
+          box.appendChild(g);
+          draw(g, k.graph.pic);
+        }
+        box.appendChild(el("h4", "Loop nest"));
+        const nest = el("pre", k.nest); nest.id = i ? "nest-" + i : "nest"; box.appendChild(nest);
+        for (const [key, what] of [["llvm", "LLVM IR (as emitted, before optimization)"], ["asm", "Assembly (optimized, host CPU)"]]) {
+          const d = el("details"); d.id = (i ? key + "-pane-" + i : key + "-pane");
+          d.appendChild(el("summary", what));
+          const pre = el("pre", k[key]); pre.id = i ? key + "-" + i : key; d.appendChild(pre);
+          box.appendChild(d);
+        }
+        $("kernels").appendChild(box);
+      });
     }
     for (const v of ["step-view", "input-view", "final-view"])
       $(v).addEventListener("dblclick", () => $(v).classList.toggle("fit"));

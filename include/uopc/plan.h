@@ -70,6 +70,18 @@ UOPC_API uint32_t uopc_plan_nkernels(const uopc_plan *p);
 UOPC_API char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, int emit_asm,
                               uopc_error *e);
 
+/* The schedule of the tensor program rooted at root, without compiling it:
+   for looking at what a plan will be (uopc viz, tools).  On UOPC_OK,
+   *kernels is a malloc'd array (free()) of *nkernels kernel graphs in
+   execution order, nodes of c, each a SINK that uopc_compile takes (BUFFER
+   slots numbered per kernel); when text is not NULL, *text is a malloc'd
+   string (free()) with the buffers and kernels, one line each, as
+   UOPC_DEBUG=schedule prints them.  On error: the status, the error in *e
+   (e may be NULL) and in the context, *kernels NULL, *nkernels 0, *text NULL.
+   NULL c, root, kernels or nkernels: UOPC_ERR_ARG. */
+UOPC_API uopc_status uopc_plan_schedule(uopc_ctx *c, uopc_node *root, uopc_node ***kernels, uint32_t *nkernels,
+                                        char **text, uopc_error *e);
+
 #ifdef __cplusplus
 }
 #endif

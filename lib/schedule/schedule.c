@@ -47,28 +47,36 @@ static const char *kind_name(uopi_pb_kind k) {
   return "?";
 }
 
-static void debug_print(const uopi_schedule *s) {
-  const char *d = getenv("UOPC_DEBUG");
-  if (!d || !strstr(d, "schedule")) return;
+void uopi_schedule_describe(const uopi_schedule *s, uopi_sbuf *b, const char *prefix) {
   for (uint32_t i = 0; i < s->nbufs; i++) {
-    const uopi_pbuf *b = &s->bufs[i];
+    const uopi_pbuf *pb = &s->bufs[i];
     char sh[128];
-    uopc_shape_str(b->shape, b->ndim, sh, sizeof sh);
-    fprintf(stderr, "uopc schedule: buffer %u: %s %s%s%s\n", i, kind_name(b->kind), uopc_dtype_name(b->dtype), sh,
-            b->node ? (b->node->op == UOPC_OP_PARAM ? " (param)" : "") : "");
+    uopc_shape_str(pb->shape, pb->ndim, sh, sizeof sh);
+    uopi_sb_printf(b, "%sbuffer %u: %s %s%s%s\n", prefix, i, kind_name(pb->kind), uopc_dtype_name(pb->dtype), sh,
+                   pb->node ? (pb->node->op == UOPC_OP_PARAM ? " (param)" : "") : "");
   }
   for (uint32_t k = 0; k < s->nkernels; k++) {
     const uopi_skernel *kk = &s->kernels[k];
-    fprintf(stderr, "uopc schedule: kernel %u: computes buffer %u (%s of %s), reads", k, kk->out,
-            kind_name(s->bufs[kk->out].kind), uopc_op_name((uopc_op)s->bufs[kk->out].node->op));
+    uopi_sb_printf(b, "%skernel %u: computes buffer %u (%s of %s), reads", prefix, k, kk->out,
+                   kind_name(s->bufs[kk->out].kind), uopc_op_name((uopc_op)s->bufs[kk->out].node->op));
     for (uint32_t j = 0; j < kk->nbufs; j++)
       if (kk->map[j] != kk->out && s->bufs[kk->map[j]].kind != UOPI_PB_STATUS &&
           s->bufs[kk->map[j]].kind != UOPI_PB_STATUSF && s->bufs[kk->map[j]].kind != UOPI_PB_POISON)
-        fprintf(stderr, " %u", kk->map[j]);
-    fprintf(stderr, "%s, %u graph nodes\n", kk->status != UINT32_MAX ? ", checks undefined ops" : "",
-            uopc_graph_size(s->c, kk->root));
+        uopi_sb_printf(b, " %u", kk->map[j]);
+    uopi_sb_printf(b, "%s, %u graph nodes\n", kk->status != UINT32_MAX ? ", checks undefined ops" : "",
+                   uopc_graph_size(s->c, kk->root));
   }
-  fprintf(stderr, "uopc schedule: %u kernel%s\n", s->nkernels, s->nkernels == 1 ? "" : "s");
+  uopi_sb_printf(b, "%s%u kernel%s\n", prefix, s->nkernels, s->nkernels == 1 ? "" : "s");
+}
+
+static void debug_print(const uopi_schedule *s) {
+  const char *d = getenv("UOPC_DEBUG");
+  if (!d || !strstr(d, "schedule")) return;
+  uopi_sbuf b;
+  uopi_sb_init(&b, s->c);
+  uopi_schedule_describe(s, &b, "uopc schedule: ");
+  char *t = uopi_sb_finish(&b);
+  if (t) fputs(t, stderr), uopc_mem_free(s->c, t, strlen(t) + 1);
 }
 
 uopc_status uopi_schedule_build(uopc_ctx *c, uopc_node *root, uopi_schedule *s) {

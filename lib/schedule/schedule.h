@@ -20,6 +20,7 @@
 #define UOPI_SCHEDULE_H
 
 #include "internal.h"
+#include "support/support.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,6 +91,9 @@ typedef struct uopi_schedule {
    Free with uopi_schedule_free (the CONST data). */
 UOPI_FUNC uopc_status uopi_schedule_build(uopc_ctx *c, uopc_node *root, uopi_schedule *out);
 UOPI_FUNC void uopi_schedule_free(uopi_schedule *s);
+/* Appends the schedule to b, one line a buffer and a kernel, each starting
+   with prefix: what UOPC_DEBUG=schedule prints (prefix "uopc schedule: "). */
+UOPI_FUNC void uopi_schedule_describe(const uopi_schedule *s, uopi_sbuf *b, const char *prefix);
 
 /* ---- between the files of lib/schedule ---- */
 

@@ -22,6 +22,7 @@ the reason is printed on one line).
 """
 import argparse
 import os
+import re
 import random
 import shutil
 import subprocess
@@ -173,6 +174,16 @@ def page_case(d, uopc, src, out, name, rel, verb, rule_to_find, node_to_find):
         d.find_element(By.CSS_SELECTOR, "#llvm-pane summary").click()
         check("define" in d.find_element(By.ID, "llvm").text, "the LLVM IR pane opens and shows the function")
         check("for r0 in range(" in d.find_element(By.ID, "nest").text, "the loop nest is shown")
+        sched = subprocess.run([uopc, "compile", path], capture_output=True, text=True,
+                               env=dict(os.environ, UOPC_DEBUG="schedule")).stderr
+        m = re.search(r"uopc schedule: (\d+) kernels?$", sched, re.M)
+        want = int(m.group(1)) if m else 1  # a kernel file: one kernel, no schedule
+        got = len(d.find_elements(By.CSS_SELECTOR, "#kernels .kernel"))
+        check(got == want, f"one pane per kernel of the plan ({got} panes, UOPC_DEBUG=schedule: {want})")
+        if m:
+            plan = d.find_element(By.ID, "plan").text
+            check(f"{want} kernel" in plan and "buffer 0:" in plan, "the plan section lists the buffers and kernels")
+            check(len(d.find_elements(By.CSS_SELECTOR, "#kernels .kernel svg")) == want, "every kernel's graph is drawn")
     res = d.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     check(res == [], f"the page loaded nothing else (resources: {res})")
     errs = [e for e in d.get_log("browser") if e.get("level") == "SEVERE"]
@@ -248,6 +259,8 @@ def main():
         page_case(d, a.uopc, a.source, a.out, "viz_copy_kernel", "examples/copy_kernel.uir", "simplify", "div_sum", "%flat")
         page_case(d, a.uopc, a.source, a.out, "viz_ravel_unravel", "test/golden/ravel_unravel.uir", "simplify", "mod_small", "%d")
         page_case(d, a.uopc, a.source, a.out, "viz_copy_compile", "examples/copy_kernel.uir", "compile", "simplify_index", "%idx")
+        # a tensor program compiled: the plan (softmax over rows: several kernels and temporaries)
+        page_case(d, a.uopc, a.source, a.out, "viz_softmax_plan", "test/golden/softmax_rows.uir", "compile", "fold", "%e")
         if a.large:
             large(d, a.uopc, a.out)
     finally:
