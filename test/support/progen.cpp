@@ -161,9 +161,9 @@ struct PG {
       uopc_node *a = node(d - 1, t, nullptr);
       if (!a->ndim) return nullptr;
       uint32_t k = (uint32_t)rnd(1, (int)a->ndim);
-      uopc_node *idx[3];
+      std::vector<uopc_node *> idx(k);
       for (uint32_t i = 0; i < k; i++) idx[i] = uopc_const_i(c, UOPC_DT_I32, rnd(0, a->shape[i] - 1));
-      return uopc_index(c, a, idx, k);
+      return uopc_index(c, a, idx.data(), k);
     }
     default: {  // a call: body over PARAM 0 (and 1), applied to computed values
       std::vector<int32_t> s = want ? *want : shape();
