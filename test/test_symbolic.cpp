@@ -260,6 +260,22 @@ TEST_F(Sym, SimplifyIsMemoizedAndIdempotent) {
   EXPECT_EQ(uopc_graph_rewrite(c, s, uopc_rules_symbolic(), nullptr, 0), s);
 }
 
+// The memo hit (u->simplified) still checks that u belongs to c: a node
+// simplified in its own context is refused by another, never answered with
+// the other context's result.
+TEST_F(Sym, SimplifyMemoHitRefusesAForeignNode) {
+  uopc_ctx *other = uopc_ctx_new(nullptr);
+  uopc_node *p = uopc_param(other, 0, UOPC_DT_I32, nullptr, 0);
+  uopc_node *e = uopc_add(other, uopc_add(other, p, uopc_const_i(other, UOPC_DT_I32, 0)), uopc_const_i(other, UOPC_DT_I32, 0));
+  ASSERT_EQ(uopc_simplify(other, e), p);
+  ASSERT_EQ(e->simplified, p);  // the memo is set
+  EXPECT_EQ(uopc_simplify(c, e), nullptr);
+  ASSERT_NE(uopc_ctx_error(c), nullptr);
+  EXPECT_NE(std::string(uopc_ctx_error(c)->msg).find("another context"), std::string::npos) << uopc_ctx_error(c)->msg;
+  EXPECT_EQ(uopc_simplify(c, nullptr), nullptr);
+  uopc_ctx_free(other);
+}
+
 }  // namespace
 
 namespace {

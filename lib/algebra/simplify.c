@@ -22,7 +22,10 @@ static uopi_table *memo_of(uopc_ctx *c, const uopc_matcher *m) {
 
 uopc_node *uopc_simplify_with(uopc_ctx *c, uopc_node *u, const uopc_matcher *m) {
   if (!c) return NULL;
-  if (!uopi_check_node(c, u, "simplify")) return NULL;
+  if (!u || !uopi_owns(c, u)) { /* the check inline; the call only to record why */
+    (void)uopi_check_node(c, u, "simplify");
+    return NULL;
+  }
   if (!m) return uopc_fail(c, UOPC_ERR_ARG, "simplify: NULL rule set");
   if (m == uopc_rules_symbolic()) {
     if (u->simplified) return u->simplified;
@@ -41,4 +44,12 @@ uopc_node *uopc_simplify_with(uopc_ctx *c, uopc_node *u, const uopc_matcher *m) 
   return r;
 }
 
-uopc_node *uopc_simplify(uopc_ctx *c, uopc_node *u) { return uopc_simplify_with(c, u, uopc_rules_symbolic()); }
+/* The memo hit first: u->simplified is written only above, for the exact
+   symbolic set, so a node that has one needs neither the rule set (a
+   pthread_once) nor the general path.  The ownership check stays on the hit
+   (inline: two loads): a node of another context, simplified there, must
+   still be refused, not answered with that context's node. */
+uopc_node *uopc_simplify(uopc_ctx *c, uopc_node *u) {
+  if (c && u && u->simplified && uopi_owns(c, u)) return u->simplified;
+  return uopc_simplify_with(c, u, uopc_rules_symbolic());
+}
