@@ -406,6 +406,88 @@ TEST_F(Cache, TheSameContextCompilingTwiceGetsTwoHandles) {
   uopc_kernel_free(k2);
 }
 
+// Kernels that differ in one constant, one op or one dtype never share an
+// entry, in one context (where the raw key of a root is memoized in the
+// context) and in fresh ones; a root compiled again after the memory cache
+// is cleared goes to disk (the memoized bytes lent to the alias, copied).
+TEST_F(Cache, OneConstantOpOrDtypeApartMissesAndRunsItsOwnCode) {
+  Kernel K;
+  const int n = 16;
+  // o[i] = a[i] OP const, as f32 or i32
+  auto build = [&](uopc_ctx *c, uopc_dtype t, int op_mul, double k) {
+    uopc_node *o = uopc_buffer(c, 0, t, n), *a = uopc_buffer(c, 1, t, n);
+    uopc_node *i = uopc_kernels::Range(c, n, 0);
+    uopc_node *va = uopc_load(c, uopc_kernels::At(c, a, i));
+    uopc_node *kk = t == UOPC_DT_F32 ? uopc_const_f(c, t, k) : uopc_const_i(c, t, (int64_t)k);
+    uopc_node *v = op_mul ? uopc_mul(c, va, kk) : uopc_add(c, va, kk);
+    uopc_node *st = uopc_store(c, uopc_kernels::At(c, o, i), v);
+    uopc_node *e = uopc_end(c, st, &i, 1);
+    return uopc_sink(c, &e, 1);
+  };
+  struct Variant {
+    uopc_dtype t;
+    int op_mul;
+    double k;
+  } vs[] = {{UOPC_DT_F32, 0, 3.0}, {UOPC_DT_F32, 0, 5.0}, {UOPC_DT_F32, 1, 3.0}, {UOPC_DT_I32, 0, 3.0},
+            {UOPC_DT_F32, 1, 0.0}, {UOPC_DT_F32, 1, -0.0}};
+  auto check = [&](uopc_kernel *k, const Variant &v) {
+    ASSERT_NE(k, nullptr);
+    std::vector<float> fo(n, -1.0f), fa(n);
+    std::vector<int32_t> io(n, -1), ia(n);
+    for (int i = 0; i < n; i++) fa[i] = 0.5f * (float)i + 1.0f, ia[i] = 7 * i - 20;
+    void *bufs[2] = {v.t == UOPC_DT_F32 ? (void *)fo.data() : (void *)io.data(),
+                     v.t == UOPC_DT_F32 ? (void *)fa.data() : (void *)ia.data()};
+    uopc_error e{};
+    ASSERT_EQ(uopc_kernel_call(k, bufs, 2, &e), UOPC_OK) << e.msg;
+    for (int i = 0; i < n; i++) {
+      if (v.t == UOPC_DT_I32) {
+        ASSERT_EQ(io[i], ia[i] + (int32_t)v.k);
+      } else {
+        float want = v.op_mul ? fa[i] * (float)v.k : fa[i] + (float)v.k;
+        ASSERT_EQ(memcmp(&fo[i], &want, 4), 0) << "element " << i << " k " << v.k;
+      }
+    }
+  };
+  std::vector<uopc_node *> roots;
+  for (const Variant &v : vs) roots.push_back(build(K.c, v.t, v.op_mul, v.k));
+  uint64_t m0 = Stats().misses;
+  for (int round = 0; round < 3; round++)
+    for (size_t j = 0; j < roots.size(); j++) {
+      uopc_kernel *k = uopc_compile(K.c, roots[j], nullptr, nullptr);
+      check(k, vs[j]);
+      uopc_kernel_free(k);
+    }
+  EXPECT_EQ(Stats().misses - m0, roots.size());  // one per variant, then memory hits
+  EXPECT_EQ(Stats().mem_hits, 2 * roots.size());
+  // fresh contexts, the same variants: hits, each with its own code
+  for (size_t j = 0; j < roots.size(); j++) {
+    Kernel F;
+    F.k = uopc_compile(F.c, build(F.c, vs[j].t, vs[j].op_mul, vs[j].k), nullptr, nullptr);
+    check(F.k, vs[j]);
+  }
+  EXPECT_EQ(Stats().misses - m0, roots.size());
+  // memory cleared: the same roots again, from disk, then from memory
+  uopc_cache_clear_memory();
+  uint64_t d0 = Stats().disk_hits, h0 = Stats().mem_hits;
+  for (int round = 0; round < 2; round++)
+    for (size_t j = 0; j < roots.size(); j++) {
+      uopc_kernel *k = uopc_compile(K.c, roots[j], nullptr, nullptr);
+      check(k, vs[j]);
+      uopc_kernel_free(k);
+    }
+  EXPECT_EQ(Stats().disk_hits - d0, roots.size());
+  EXPECT_EQ(Stats().mem_hits - h0, roots.size());
+  EXPECT_EQ(Stats().misses - m0, roots.size());
+  // the same root at the other tier: the memoized bytes, another key
+  uopc_compile_opts strong{UOPC_TIER_STRONG};
+  for (int round = 0; round < 2; round++) {
+    uopc_kernel *k = uopc_compile(K.c, roots[0], &strong, nullptr);
+    check(k, vs[0]);
+    uopc_kernel_free(k);
+  }
+  EXPECT_EQ(Stats().misses - m0, roots.size() + 1);
+}
+
 TEST_F(Cache, MemoryIsBoundedLeastRecentlyUsedFirst) {
   EnvVar off("UOPC_CACHE", "0");
   uopc_cache_set_memory_limit(2, 1ull << 30);

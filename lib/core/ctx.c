@@ -182,6 +182,7 @@ uopc_ctx *uopc_ctx_new(const uopc_alloc *alloc) {
 
 void uopc_ctx_free(uopc_ctx *c) {
   if (!c) return;
+  if (c->ext_memo_free) c->ext_memo_free(c->ext_memo);
   for (uint32_t i = 0; i < c->n_tables; i++) {
     uopi_table *t = c->tables_all[i];
     uopi_big_free(c, t->e, (size_t)t->cap * sizeof *t->e);

@@ -53,6 +53,10 @@ struct uopc_ctx {
     uopi_table *t;
   } memo[8];
   uint32_t n_memo;
+  /* a memo another layer keeps per context, freed with it (the kernel
+     cache's raw keys, lib/kcache/key.c): its data and its destructor */
+  void *ext_memo;
+  void (*ext_memo_free)(void *memo);
   /* side tables */
   uopi_table *tables_free;
   uopi_table *tables_all[64];

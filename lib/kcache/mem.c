@@ -330,6 +330,16 @@ void uopi_kcache_fill(uopi_kentry *e, uopi_jit_code *code, const uopi_kmeta *m) 
 void uopi_kcache_alias(uopi_kentry *e, uopi_kkey *raw) {
   kalias *a = malloc(sizeof *a), *drop = NULL;
   if (!a) return;
+  if (raw->lent) { /* the bytes belong to someone else (the context's raw-key memo): the alias takes a copy */
+    uint8_t *copy = malloc(raw->graph_len ? raw->graph_len : 1);
+    if (!copy) {
+      free(a);
+      return;
+    }
+    memcpy(copy, raw->graph, raw->graph_len);
+    raw->graph = copy;
+    raw->lent = 0;
+  }
   pthread_mutex_lock(&lock);
   if (find_alias(raw)) { /* another thread was first */
     pthread_mutex_unlock(&lock);
