@@ -15,6 +15,33 @@
  * Threads: uopc_compile may be called from any number of threads (each with
  * its own context); a compiled kernel may be called from any number of
  * threads at once.
+ *
+ * LLVM's process-global options (what a host that also uses LLVM sees): the
+ * first compile (or uopi_jit_warm, or anything that starts the engine) calls
+ * LLVMParseCommandLineOptions once per process with "-optimize-regalloc",
+ * and nothing undoes it, not even an engine shutdown.  The LLVM C API has no
+ * per-TargetMachine way to ask for it.  The exact effect (LLVM 19,
+ * TargetPassConfig::getOptimizeRegAlloc):
+ *   - every code generation in the process at CodeGenOptLevel::None (an O0
+ *     TargetMachine of the host's, clang -O0 run in-process, another
+ *     JIT's O0 tier) takes the optimized register-allocation pipeline
+ *     (greedy allocator, register coalescer, machine scheduler, ...)
+ *     instead of the fast allocator: different machine code, often fewer
+ *     spills, and slower O0 compiles (about +0.5-0.9 ms for a small loop
+ *     kernel here).  Optimized levels (Less, Default, Aggressive) already use
+ *     that pipeline: no change;
+ *   - the option's value is the process's last parse: LLVM 19 accepts the
+ *     option again in a later LLVMParseCommandLineOptions call.  A host that
+ *     passes -optimize-regalloc=false after uopc started turns it off for
+ *     uopc too (tier-fast kernels stay correct, but spill more in loop
+ *     bodies; the kernel cache's target id still names the option, and
+ *     cached objects stay valid code).  A host that passed it before uopc
+ *     started has its value replaced by uopc's;
+ *   - through the C API a bad option does not end the process (LLVM's
+ *     error stream is a null stream there: the call just returns).
+ * A host that needs O0 code generation untouched compiles its own code at
+ * CodeGenOptLevel::Less or later, or keeps LLVM work apart from uopc's
+ * process.
  */
 #ifndef UOPC_JIT_H
 #define UOPC_JIT_H

@@ -2,9 +2,10 @@
  *
  * Two levels of setup:
  *   - once per process (pthread_once, never undone): the native target and
- *     LLVM's command-line options.  cl::opts are process-global and
- *     LLVMParseCommandLineOptions exits the process on a parse error (for
- *     instance an option given twice), so it runs exactly once.
+ *     LLVM's command-line options.  cl::opts are process-global (what a host
+ *     sees: include/uopc/jit.h); LLVM 19 accepts an option again in a later
+ *     parse (the last wins) and through the C API a parse error returns
+ *     instead of exiting, but the options are still parsed exactly once.
  *   - the engine (under init_lock, undone by uopi_jit_shutdown): the LLJIT,
  *     the host CPU strings, the target id.
  * The LLJIT only links: code generation happens on pooled TargetMachines
