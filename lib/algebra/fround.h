@@ -34,8 +34,7 @@ static inline double uopi_f64_from_bits(uint64_t b) {
    in ISO C, so the overflow is decided first (0x1.ffffffp127, halfway
    between FLT_MAX and 2^128, and everything above rounds to inf). */
 static inline double uopi_round_f32(double x) {
-  if (isnan(x)) return x;
-  if (fabs(x) >= 0x1.ffffffp127) return copysign(INFINITY, x);
+  if (__builtin_expect(!(fabs(x) < 0x1.ffffffp127), 0)) return isnan(x) ? x : copysign(INFINITY, x); /* one compare */
   return (double)(float)x;
 }
 
