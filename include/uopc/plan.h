@@ -91,7 +91,9 @@ UOPC_API uopc_status uopc_plan_schedule(uopc_ctx *c, uopc_node *root, uopc_node 
 
 /* ---- the plan cache ------------------------------------------------------
  * One per process, shared by every context and thread (a mutex; a hit costs
- * a walk over the program's nodes to build its key, microseconds).  The key
+ * a walk over the program's nodes to build its key, microseconds).  Threads
+ * compiling in their own contexts may share plans: uopc_plan_free may be
+ * called from any thread (the references are atomic).  The key
  * is the program itself, not its root pointer: every node reachable from the
  * root (op, dtype, shape, arg, sources, .uir position) and the compile
  * options, compared byte for byte.  So the same program built again, in the
