@@ -5,14 +5,18 @@
  *             buffer to a kernel graph) -> uopc_compile every kernel (the
  *             kernel cache: memory, then disk) -> the plan: owned by malloc,
  *             independent of the context
+ *             (plan_cache.c: a program compiled before comes from memory)
  *   call      check every argument's dtype and shape -> one block for the
  *             temporaries and status words -> each kernel in order -> after
  *             each, its status: a poison code becomes the error of the op
  */
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan_cache.h"
 #include "schedule/schedule.h"
 #include "uopc/jit.h"
 #include "uopc/plan.h"
@@ -54,7 +58,18 @@ struct uopc_plan {
   pkernel *kernels;
   pcheck *checks;
   size_t block;    /* bytes of the per-call block */
+  _Atomic uint32_t refs; /* uopc_plan_compile results and the plan cache's own */
 };
+
+void uopi_plan_ref(uopc_plan *p) { atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed); }
+int uopi_plan_unref(uopc_plan *p) { return atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1; }
+
+uint64_t uopi_plan_bytes(const uopc_plan *p) {
+  uint64_t n = sizeof *p + p->nbufs * sizeof *p->bufs + p->nkernels * sizeof *p->kernels + p->nchecks * sizeof *p->checks;
+  for (uint32_t i = 0; i < p->nbufs; i++)
+    if (p->bufs[i].kind == UOPI_PB_CONST) n += (uint64_t)p->bufs[i].numel * uopc_dtype_size(p->bufs[i].dtype);
+  return n;
+}
 
 static void set_err(uopc_error *e, uopc_status code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void set_err(uopc_error *e, uopc_status code, const char *fmt, ...) {
@@ -68,7 +83,7 @@ static void set_err(uopc_error *e, uopc_status code, const char *fmt, ...) {
 }
 
 void uopc_plan_free(uopc_plan *p) {
-  if (!p) return;
+  if (!p || !uopi_plan_unref(p)) return;
   for (uint32_t i = 0; i < p->nbufs; i++) {
     free(p->bufs[i].shape);
     free(p->bufs[i].data);
@@ -95,6 +110,7 @@ static char *dup(const char *s) {
 static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const uopc_compile_opts *opts) {
   uopc_plan *p = calloc(1, sizeof *p);
   if (!p) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+  atomic_init(&p->refs, 1);
   p->bufs = calloc(s->nbufs ? s->nbufs : 1, sizeof *p->bufs);
   p->kernels = calloc(s->nkernels ? s->nkernels : 1, sizeof *p->kernels);
   p->checks = calloc(s->nchecks ? s->nchecks : 1, sizeof *p->checks);
@@ -150,10 +166,22 @@ uopc_plan *uopc_plan_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_op
     return NULL;
   }
   uopc_ctx_clear_error(c); /* this call's own error, never an earlier one */
-  uopi_schedule s;
+  uopi_plan_key key = {0};
   uopc_plan *p = NULL;
+  int keyed = uopi_check_node(c, root, "plan") && uopi_plan_key_make(c, root, opts, &key);
+  if (keyed && (p = uopi_plan_cache_get(&key))) {
+    uopi_plan_key_free(&key);
+    const char *d = getenv("UOPC_DEBUG");
+    if (d && strstr(d, "schedule")) fprintf(stderr, "uopc schedule: from the plan cache, %u kernel%s\n", p->nkernels, p->nkernels == 1 ? "" : "s");
+    if (e) memset(e, 0, sizeof *e);
+    return p;
+  }
+  uopc_ctx_clear_error(c); /* a failed key only means no caching */
+  uopi_schedule s;
   if (uopi_schedule_build(c, root, &s) == UOPC_OK) p = build(c, &s, opts);
   uopi_schedule_free(&s);
+  if (p && keyed) p = uopi_plan_cache_put(&key, p);
+  uopi_plan_key_free(&key);
   if (!p && e) *e = *uopc_ctx_error(c);
   else if (e) memset(e, 0, sizeof *e);
   return p;

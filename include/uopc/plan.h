@@ -39,7 +39,11 @@ typedef struct uopc_plan uopc_plan;
 /* Compiles the tensor program rooted at root (built in c).  opts may be NULL
    (the fast tier).  Returns the plan, or NULL with the error in *e (e may
    be NULL) and in the context: a node the lowering cannot handle is named,
-   with its .uir position when known.  Free with uopc_plan_free. */
+   with its .uir position when known.  Free with uopc_plan_free.
+   Plans are cached in memory (the plan cache, below): compiling a program
+   compiled before, with the same options, returns the same plan again
+   without compiling, and each plan returned must be freed once: a plan
+   returned twice is freed twice. */
 UOPC_API uopc_plan *uopc_plan_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e);
 
 /* Runs the plan.  args[s] is the array of PARAM slot s (nargs > every slot
@@ -51,7 +55,10 @@ UOPC_API uopc_plan *uopc_plan_compile(uopc_ctx *c, uopc_node *root, const uopc_c
 UOPC_API uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t nargs,
                                     const uopc_tensor *out, uopc_error *e);
 
-/* Frees the plan (its kernels and constant data).  NULL is a no-op. */
+/* Releases the plan: one uopc_plan_free for each uopc_plan_compile that
+   returned it; the last release frees its kernels and constant data (the
+   plan cache keeps a reference of its own while the plan is cached).  NULL
+   is a no-op. */
 UOPC_API void uopc_plan_free(uopc_plan *p);
 
 /* What the plan takes: one more than the largest PARAM slot the program
@@ -81,6 +88,40 @@ UOPC_API char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_o
    NULL c, root, kernels or nkernels: UOPC_ERR_ARG. */
 UOPC_API uopc_status uopc_plan_schedule(uopc_ctx *c, uopc_node *root, uopc_node ***kernels, uint32_t *nkernels,
                                         char **text, uopc_error *e);
+
+/* ---- the plan cache ------------------------------------------------------
+ * One per process, shared by every context and thread (a mutex; a hit costs
+ * a walk over the program's nodes to build its key, microseconds).  Threads
+ * compiling in their own contexts may share plans: uopc_plan_free may be
+ * called from any thread (the references are atomic).  The key
+ * is the program itself, not its root pointer: every node reachable from the
+ * root (op, dtype, shape, arg, sources, .uir position) and the compile
+ * options, compared byte for byte.  So the same program built again, in the
+ * same or another context, gets the same plan, and nothing else does.
+ * What else a compile reads only decides whether it succeeds (the rewrite
+ * limits; errors are not cached) or what it prints (UOPC_DEBUG=schedule
+ * prints "uopc schedule: from the plan cache, N kernels" on a hit; traces
+ * are not repeated).  A plan outlives the context it was compiled in.
+ * At most 256 plans and 256 MiB (keys and constant data) are kept; the least
+ * recently used is dropped first (its callers' references stay valid). */
+typedef struct uopc_plan_cache_stats {
+  uint64_t hits;     /* uopc_plan_compile answered from the cache */
+  uint64_t misses;   /* uopc_plan_compile that compiled (errors included) */
+  uint64_t evicted;  /* plans dropped to stay under the limits */
+  uint32_t plans;    /* plans in the cache now */
+  uint64_t bytes;    /* their keys and data, in bytes */
+} uopc_plan_cache_stats;
+
+UOPC_API void uopc_plan_cache_get_stats(uopc_plan_cache_stats *s);
+/* Zeroes hits, misses and evicted. */
+UOPC_API void uopc_plan_cache_reset_stats(void);
+/* Drops every plan from the cache (plans the caller holds stay valid until
+   freed). */
+UOPC_API void uopc_plan_cache_clear(void);
+/* Bounds the cache: at most max_plans plans and max_bytes bytes (defaults
+   256 and 256 MiB); evicts least recently used plans to fit now.  0 plans:
+   no caching. */
+UOPC_API void uopc_plan_cache_set_limit(uint32_t max_plans, uint64_t max_bytes);
 
 #ifdef __cplusplus
 }
