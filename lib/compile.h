@@ -29,7 +29,8 @@ UOPI_FUNC char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t,
 /* The ordered shutdown of the library's process-wide state: the kernel
    cache's code that no uopc_kernel holds first, then the JIT engine
    (uopi_jit_shutdown: refuses with UOPC_ERR_ARG while kernels are live).
-   Call it before exit, never from a static destructor.  e may be NULL. */
+   Call it before exit, never from a static destructor, and after
+   uopc_plan_cache_clear (cached plans hold kernels).  e may be NULL. */
 UOPI_FUNC uopc_status uopi_compile_shutdown(uopc_error *e);
 
 #ifdef __cplusplus

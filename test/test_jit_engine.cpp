@@ -24,15 +24,18 @@
 #include "jit/jit.h"
 #include "jit/jit_impl.h"  // UOPI_JIT_BLOCK_MAX
 #include "support/samples.h"
+#include "uopc/plan.h"
 
 namespace {
 
 // Disposes the engine at exit, as a program must (never from a static
 // destructor): the ordered shutdown (cached kernels first, then the engine).
-// It also checks that no test left a kernel alive.
+// It also checks that no test left a kernel alive.  Cached plans hold
+// kernels: the plan cache (above the compile layer) is emptied first.
 class JitEnv : public ::testing::Environment {
  public:
   void TearDown() override {
+    uopc_plan_cache_clear();
     uopc_error e{};
     EXPECT_EQ(uopi_compile_shutdown(&e), UOPC_OK) << e.msg;
   }
