@@ -67,6 +67,13 @@ static void set_err(uopc_error *e, uopc_status code, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* A tier that is a uopc_tier (opts NULL: the default); 0 with *e otherwise. */
+static int tier_ok(const uopc_compile_opts *opts, uopc_error *e) {
+  if (!opts || opts->tier == UOPC_TIER_FAST || opts->tier == UOPC_TIER_STRONG) return 1;
+  set_err(e, UOPC_ERR_ARG, "unknown tier %d (UOPC_TIER_FAST or UOPC_TIER_STRONG)", (int)opts->tier);
+  return 0;
+}
+
 void uopc_plan_free(uopc_plan *p) {
   if (!p) return;
   for (uint32_t i = 0; i < p->nbufs; i++) {
@@ -149,13 +156,15 @@ uopc_plan *uopc_plan_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_op
     set_err(e, UOPC_ERR_ARG, "plan_compile: NULL context");
     return NULL;
   }
-  uopc_ctx_clear_error(c); /* this call's own error, never an earlier one */
+  if (!tier_ok(opts, e)) return NULL;
+  uopi_errsave saved; /* this call's own error in *e, never an earlier one; c's left as it was */
+  uopi_err_begin(c, &saved);
   uopi_schedule s;
   uopc_plan *p = NULL;
-  if (uopi_schedule_build(c, root, &s) == UOPC_OK) p = build(c, &s, opts);
+  uopc_status st = uopi_schedule_build(c, root, &s);
+  if (!st && !(p = build(c, &s, opts))) st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
   uopi_schedule_free(&s);
-  if (!p && e) *e = *uopc_ctx_error(c);
-  else if (e) memset(e, 0, sizeof *e);
+  uopi_err_end(c, &saved, st, e);
   return p;
 }
 
@@ -325,7 +334,9 @@ char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts
     set_err(e, UOPC_ERR_ARG, "plan_emit: NULL context");
     return NULL;
   }
-  uopc_ctx_clear_error(c);
+  if (!tier_ok(opts, e)) return NULL;
+  uopi_errsave saved; /* as uopc_plan_compile */
+  uopi_err_begin(c, &saved);
   uopi_schedule s;
   char *all = NULL;
   size_t n = 0;
@@ -358,11 +369,7 @@ char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts
     free(t);
   }
   uopi_schedule_free(&s);
-  if (st != UOPC_OK) {
-    free(all);
-    if (e) *e = *uopc_ctx_error(c);
-    return NULL;
-  }
-  if (e) memset(e, 0, sizeof *e);
+  if (st != UOPC_OK) free(all), all = NULL;
+  uopi_err_end(c, &saved, st, e);
   return all;
 }
