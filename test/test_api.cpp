@@ -312,6 +312,12 @@ TEST(Api, NullArgumentsThroughTheContext) {
        "inline_call: NULL node"},
       {"graph_rewrite NULL root", [](uopc_ctx *c) { return !uopc_graph_rewrite(c, nullptr, uopc_rules_fold(), nullptr, 0); },
        UOPC_ERR_ARG, "graph_rewrite: NULL node"},
+      {"graph_rewrite NULL matcher",
+       [](uopc_ctx *c) { return !uopc_graph_rewrite(c, uopc_const_i(c, UOPC_DT_I32, 1), nullptr, nullptr, 0); },
+       UOPC_ERR_ARG, "graph_rewrite: matcher is NULL"},
+      {"matcher_rewrite NULL matcher",
+       [](uopc_ctx *c) { return !uopc_matcher_rewrite(nullptr, c, uopc_const_i(c, UOPC_DT_I32, 1), nullptr); },
+       UOPC_ERR_ARG, "matcher_rewrite: matcher is NULL"},
       {"vmin NULL", [](uopc_ctx *c) { return uopc_vmin(c, nullptr) == INT64_MIN; }, UOPC_ERR_ARG, "vmin: NULL node"},
       {"vmax NULL", [](uopc_ctx *c) { return uopc_vmax(c, nullptr) == INT64_MAX; }, UOPC_ERR_ARG, "vmax: NULL node"},
       {"dot NULL", [](uopc_ctx *c) { return !uopc_dot(c, nullptr); }, UOPC_ERR_ARG, "dot: NULL node"},
@@ -470,6 +476,12 @@ TEST(Api, NullArgumentsThroughTheErrorOut) {
        },
        UOPC_ERR_ARG, ""},
       {"npy_save NULL", [&](uopc_error *e) { return uopc_npy_save(nullptr, nullptr, e); }, UOPC_ERR_ARG, ""},
+      {"matcher_new rule without function",
+       [&](uopc_error *e) {
+         uopc_rule r = {"$x", nullptr, "r", nullptr, 0, UOPC_RULE_EXACT, nullptr};
+         return st(uopc_matcher_new(&r, 1, e), e);
+       },
+       UOPC_ERR_ARG, "rule 0: function is NULL"},
   };
   for (const EMisuse &t : cases) {
     SCOPED_TRACE(t.name);
