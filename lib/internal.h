@@ -75,6 +75,21 @@ UOPI_FUNC uopc_node *uopi_rebuild(uopc_ctx *c, uopc_node *root, uopi_table *map,
  * "FN: the node belongs to another context". */
 UOPI_FUNC int uopi_check_node(uopc_ctx *c, const uopc_node *u, const char *fn);
 
+/* ---- the error slot around calls that report through a uopc_error * ----
+ * The convention of include/uopc/uopc.h: such a call reports only through
+ * *e and leaves the context's recorded error as the caller had it.  The
+ * pipeline below it records errors in the context as everywhere; so the
+ * call sets the caller's error aside (uopi_err_begin: saved, then cleared),
+ * and uopi_err_end copies this call's error (when st is not UOPC_OK) into
+ * *e (e may be NULL; zeroed on success), then puts the caller's back.
+ * c may be NULL (nothing saved).  uopi_err_end returns st. */
+typedef struct uopi_errsave {
+  int had;
+  uopc_error err;
+} uopi_errsave;
+UOPI_FUNC void uopi_err_begin(uopc_ctx *c, uopi_errsave *s);
+UOPI_FUNC uopc_status uopi_err_end(uopc_ctx *c, uopi_errsave *s, uopc_status st, uopc_error *e);
+
 /* ---- where nodes were written (lib/core/pos.c) ----------------------------
  * uopi_pos_set records u's .uir position unless it has one (0 when out of
  * memory, error recorded).  uopi_fail_at is uopc_fail with the error's

@@ -1,12 +1,14 @@
 /* lib/kernel.c - the public kernel API (include/uopc/jit.h): compile, call,
  * free, emit, on top of the pipeline (lib/compile.c).  A handle holds one
  * reference on a kernel cache entry, which owns the code. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile.h"
 #include "uopc/jit.h"
+#include "uopc/tensor.h"
 
 struct uopc_kernel {
   const uopi_jit_code *code; /* owned by entry */
@@ -15,31 +17,52 @@ struct uopc_kernel {
   uint32_t nbufs;
 };
 
-static uopi_jit_tier tier_of(const uopc_compile_opts *o) {
-  return o && o->tier == UOPC_TIER_STRONG ? UOPI_JIT_TIER2 : UOPI_JIT_TIER0;
+static void arg_err(uopc_error *e, const char *msg) {
+  if (!e) return;
+  memset(e, 0, sizeof *e);
+  e->code = UOPC_ERR_ARG;
+  snprintf(e->msg, sizeof e->msg, "%s", msg);
 }
 
-static void copy_err(uopc_ctx *c, uopc_error *e) {
-  if (e && uopc_ctx_error(c)) *e = *uopc_ctx_error(c);
+/* The tier of opts (NULL: the fast one); UOPC_ERR_ARG recorded in c for a
+   value that is not a uopc_tier. */
+static uopc_status tier_of(uopc_ctx *c, const uopc_compile_opts *o, uopi_jit_tier *t) {
+  *t = UOPI_JIT_TIER0;
+  if (!o || o->tier == UOPC_TIER_FAST) return UOPC_OK;
+  if (o->tier == UOPC_TIER_STRONG) return *t = UOPI_JIT_TIER2, UOPC_OK;
+  uopc_fail(c, UOPC_ERR_ARG, "unknown tier %d (UOPC_TIER_FAST or UOPC_TIER_STRONG)", (int)o->tier);
+  return UOPC_ERR_ARG;
 }
 
+/* root a node of c (NULL and another context's nodes: UOPC_ERR_ARG). */
+static uopc_status root_of(uopc_ctx *c, const uopc_node *root, const char *fn) {
+  return uopi_check_node(c, root, fn) ? UOPC_OK : UOPC_ERR_ARG;
+}
+
+/* jit.h: the call reports through *e only; the context's recorded error is
+   left as the caller had it (uopi_err_begin/end). */
 uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
-  uopi_kentry *entry;
-  if (uopi_compile_kernel(c, root, tier_of(opts), &entry) != UOPC_OK) {
-    copy_err(c, e);
-    return NULL;
-  }
-  uopc_kernel *out = calloc(1, sizeof *out);
-  if (!out) {
+  if (!c) return arg_err(e, "compile: NULL context"), NULL;
+  uopi_errsave saved;
+  uopi_err_begin(c, &saved);
+  uopi_kentry *entry = NULL;
+  uopi_jit_tier t;
+  uopc_kernel *out = NULL;
+  uopc_status st = root_of(c, root, "compile");
+  if (!st) st = tier_of(c, opts, &t);
+  if (!st) st = uopi_compile_kernel(c, root, t, &entry);
+  if (!st && !(out = calloc(1, sizeof *out))) {
     uopi_kcache_release(entry);
     uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
-    copy_err(c, e);
-    return NULL;
+    st = UOPC_ERR_NOMEM;
   }
-  out->entry = entry;
-  out->code = uopi_kentry_code(entry);
-  out->meta = uopi_kentry_meta(entry);
-  out->nbufs = out->meta->nbufs;
+  if (!st) {
+    out->entry = entry;
+    out->code = uopi_kentry_code(entry);
+    out->meta = uopi_kentry_meta(entry);
+    out->nbufs = out->meta->nbufs;
+  }
+  uopi_err_end(c, &saved, st, e);
   return out;
 }
 
@@ -128,26 +151,89 @@ uopc_status uopc_kernel_call(const uopc_kernel *k, void *const *bufs, uint32_t n
   return UOPC_OK;
 }
 
+static uopc_status slot_err(uopc_error *e, uint32_t s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static uopc_status slot_err(uopc_error *e, uint32_t s, const char *fmt, ...) {
+  e->code = UOPC_ERR_ARG;
+  int w = snprintf(e->msg, sizeof e->msg, "buffer %u: ", s);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->msg + w, sizeof e->msg - (size_t)w, fmt, ap);
+  va_end(ap);
+  return UOPC_ERR_ARG;
+}
+
+/* Descriptor t against BUFFER slot s of m: its dtype, a readable shape, at
+   least the buffer's elements, a data pointer. */
+static uopc_status check_desc(const uopi_kmeta *m, uint32_t s, const uopc_tensor *t, uopc_error *e) {
+  uopc_dtype want = (uopc_dtype)m->dtype[s];
+  if ((unsigned)t->dtype >= UOPC_DT_COUNT) return slot_err(e, s, "unknown dtype %d", (int)t->dtype);
+  if (t->dtype != want)
+    return slot_err(e, s, "the kernel's BUFFER is %s, the array is %s", uopc_dtype_name(want), uopc_dtype_name(t->dtype));
+  if (t->ndim > UOPC_LIMIT_DIMS) return slot_err(e, s, "%u dims, at most %d", t->ndim, UOPC_LIMIT_DIMS);
+  if (t->ndim && !t->shape) return slot_err(e, s, "a shape of %u dims given as NULL", t->ndim);
+  int64_t numel = 1;
+  for (uint32_t d = 0; d < t->ndim; d++) {
+    if (t->shape[d] < 0) return slot_err(e, s, "dim %u is %lld", d, (long long)t->shape[d]);
+    if (t->shape[d] && numel > INT64_MAX / t->shape[d]) return slot_err(e, s, "the shape has too many elements");
+    numel *= t->shape[d];
+  }
+  if (numel < m->len[s])
+    return slot_err(e, s, "the array has %lld elements, the kernel's BUFFER %lld", (long long)numel, (long long)m->len[s]);
+  if (!t->data) return slot_err(e, s, "NULL data");
+  return UOPC_OK;
+}
+
+uopc_status uopc_kernel_call_checked(const uopc_kernel *k, const uopc_tensor *bufs, uint32_t n, uopc_error *e) {
+  uopc_error tmp;
+  if (!e) e = &tmp;
+  memset(e, 0, sizeof *e);
+  if (!k) return arg_err(e, "kernel call: NULL kernel"), UOPC_ERR_ARG;
+  if (n != k->nbufs) {
+    e->code = UOPC_ERR_ARG;
+    snprintf(e->msg, sizeof e->msg, "the kernel takes %u buffers, got %u", k->nbufs, n);
+    return e->code;
+  }
+  if (n && !bufs) return arg_err(e, "kernel call: NULL buffers"), UOPC_ERR_ARG;
+  void *ptrs[UOPI_KERNEL_MAX_BUFS];
+  for (uint32_t s = 0; s < n; s++) {
+    uopc_status st = check_desc(k->meta, s, &bufs[s], e);
+    if (st) return st;
+    ptrs[s] = bufs[s].data;
+  }
+  return uopc_kernel_call(k, ptrs, n, e); /* overlaps: refused there, before running */
+}
+
 void uopc_kernel_free(uopc_kernel *k) {
   if (!k) return;
   uopi_kcache_release(k->entry);
   free(k);
 }
 
-uint32_t uopc_kernel_nbufs(const uopc_kernel *k) { return k->nbufs; }
+uint32_t uopc_kernel_nbufs(const uopc_kernel *k) { return k ? k->nbufs : 0; }
 uopc_dtype uopc_kernel_buf_dtype(const uopc_kernel *k, uint32_t s) {
-  return s < k->nbufs ? (uopc_dtype)k->meta->dtype[s] : UOPC_DT_VOID;
+  return k && s < k->nbufs ? (uopc_dtype)k->meta->dtype[s] : UOPC_DT_VOID;
 }
-int64_t uopc_kernel_buf_len(const uopc_kernel *k, uint32_t s) { return s < k->nbufs ? k->meta->len[s] : 0; }
+int64_t uopc_kernel_buf_len(const uopc_kernel *k, uint32_t s) { return k && s < k->nbufs ? k->meta->len[s] : 0; }
+
+/* The text path, under the same convention as uopc_compile. */
+static char *emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, int asm_text, uopc_error *e) {
+  if (!c) return arg_err(e, asm_text ? "emit_asm: NULL context" : "emit_llvm: NULL context"), NULL;
+  uopi_errsave saved;
+  uopi_err_begin(c, &saved);
+  uopi_jit_tier t;
+  char *s = NULL;
+  uopc_status st = root_of(c, root, asm_text ? "emit_asm" : "emit_llvm");
+  if (!st) st = tier_of(c, opts, &t);
+  if (!st && !(s = uopi_compile_text(c, root, t, asm_text)))
+    st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
+  uopi_err_end(c, &saved, st, e);
+  return s;
+}
 
 char *uopc_emit_llvm(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
-  char *s = uopi_compile_text(c, root, tier_of(opts), 0);
-  if (!s) copy_err(c, e);
-  return s;
+  return emit(c, root, opts, 0, e);
 }
 
 char *uopc_emit_asm(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
-  char *s = uopi_compile_text(c, root, tier_of(opts), 1);
-  if (!s) copy_err(c, e);
-  return s;
+  return emit(c, root, opts, 1, e);
 }

@@ -82,6 +82,13 @@ static void set_err(uopc_error *e, uopc_status code, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* A tier that is a uopc_tier (opts NULL: the default); 0 with *e otherwise. */
+static int tier_ok(const uopc_compile_opts *opts, uopc_error *e) {
+  if (!opts || opts->tier == UOPC_TIER_FAST || opts->tier == UOPC_TIER_STRONG) return 1;
+  set_err(e, UOPC_ERR_ARG, "unknown tier %d (UOPC_TIER_FAST or UOPC_TIER_STRONG)", (int)opts->tier);
+  return 0;
+}
+
 void uopc_plan_free(uopc_plan *p) {
   if (!p || !uopi_plan_unref(p)) return;
   for (uint32_t i = 0; i < p->nbufs; i++) {
@@ -165,25 +172,28 @@ uopc_plan *uopc_plan_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_op
     set_err(e, UOPC_ERR_ARG, "plan_compile: NULL context");
     return NULL;
   }
-  uopc_ctx_clear_error(c); /* this call's own error, never an earlier one */
+  if (!tier_ok(opts, e)) return NULL;
+  uopi_errsave saved; /* this call's own error in *e, never an earlier one; c's left as it was */
+  uopi_err_begin(c, &saved);
   uopi_plan_key key = {0};
   uopc_plan *p = NULL;
+  uopc_status st = UOPC_OK;
   int keyed = uopi_check_node(c, root, "plan") && uopi_plan_key_make(c, root, opts, &key);
   if (keyed && (p = uopi_plan_cache_get(&key))) {
     uopi_plan_key_free(&key);
     const char *d = getenv("UOPC_DEBUG");
     if (d && strstr(d, "schedule")) fprintf(stderr, "uopc schedule: from the plan cache, %u kernel%s\n", p->nkernels, p->nkernels == 1 ? "" : "s");
-    if (e) memset(e, 0, sizeof *e);
+    uopi_err_end(c, &saved, UOPC_OK, e);
     return p;
   }
   uopc_ctx_clear_error(c); /* a failed key only means no caching */
   uopi_schedule s;
-  if (uopi_schedule_build(c, root, &s) == UOPC_OK) p = build(c, &s, opts);
+  st = uopi_schedule_build(c, root, &s);
+  if (!st && !(p = build(c, &s, opts))) st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
   uopi_schedule_free(&s);
   if (p && keyed) p = uopi_plan_cache_put(&key, p);
   uopi_plan_key_free(&key);
-  if (!p && e) *e = *uopc_ctx_error(c);
-  else if (e) memset(e, 0, sizeof *e);
+  uopi_err_end(c, &saved, st, e);
   return p;
 }
 
@@ -353,7 +363,9 @@ char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts
     set_err(e, UOPC_ERR_ARG, "plan_emit: NULL context");
     return NULL;
   }
-  uopc_ctx_clear_error(c);
+  if (!tier_ok(opts, e)) return NULL;
+  uopi_errsave saved; /* as uopc_plan_compile */
+  uopi_err_begin(c, &saved);
   uopi_schedule s;
   char *all = NULL;
   size_t n = 0;
@@ -386,11 +398,7 @@ char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts
     free(t);
   }
   uopi_schedule_free(&s);
-  if (st != UOPC_OK) {
-    free(all);
-    if (e) *e = *uopc_ctx_error(c);
-    return NULL;
-  }
-  if (e) memset(e, 0, sizeof *e);
+  if (st != UOPC_OK) free(all), all = NULL;
+  uopi_err_end(c, &saved, st, e);
   return all;
 }

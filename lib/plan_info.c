@@ -20,7 +20,8 @@ uopc_status uopc_plan_schedule(uopc_ctx *c, uopc_node *root, uopc_node ***kernel
     }
     return UOPC_ERR_ARG;
   }
-  uopc_ctx_clear_error(c);
+  uopi_errsave saved; /* *e only; c's error left as the caller had it (uopc.h) */
+  uopi_err_begin(c, &saved);
   uopi_schedule s;
   uopc_status st = uopi_schedule_build(c, root, &s);
   if (st == UOPC_OK) {
@@ -45,6 +46,5 @@ uopc_status uopc_plan_schedule(uopc_ctx *c, uopc_node *root, uopc_node ***kernel
     }
   }
   uopi_schedule_free(&s);
-  if (st != UOPC_OK && e && uopc_ctx_error(c)) *e = *uopc_ctx_error(c);
-  return st;
+  return uopi_err_end(c, &saved, st, e);
 }

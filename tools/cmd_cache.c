@@ -61,8 +61,9 @@ static int warm(cli *k, int argc, char **argv) {
   if (!root) return EXIT_ERR;
   uopc_cache_stats a, b;
   uopc_cache_get_stats(&a);
-  uopc_kernel *kern = uopc_compile(k->c, root, &o, NULL);
-  if (!kern) return report_ctx(k, file);
+  uopc_error e;
+  uopc_kernel *kern = uopc_compile(k->c, root, &o, &e); /* its error is in e only (uopc.h) */
+  if (!kern) return e.file = NULL, report(&e, file);
   uopc_cache_get_stats(&b);
   uopc_kernel_free(kern);
   out_str(k, b.disk_hits > a.disk_hits ? "disk hit\n" : b.mem_hits > a.mem_hits ? "memory hit\n" : "miss\n");

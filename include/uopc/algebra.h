@@ -23,7 +23,8 @@ typedef struct uopc_val {
    dtype for CAST; the compared dtype for CMPLT/CMPNE).  Inputs are rounded
    to in_t first.  Returns 1 and writes *out, or 0 where the result is
    undefined (division by zero, INT_MIN // -1, INT_MIN % -1, casting a
-   non-finite or out-of-range float to i32). */
+   non-finite or out-of-range float to i32), and 0 without writing *out for
+   NULL in or out or an op or dtype it does not define. */
 UOPC_API int uopc_exec_alu(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, uopc_val *out);
 
 /* Round a double to f32 / f16 (nearest even, overflow to +-inf). */
@@ -39,7 +40,8 @@ UOPC_API int32_t uopc_wrap_i32(int64_t x);
    interval that might wrap is the full range; floats and shaped values get
    the full range of their dtype (bool: 0..1; f32/f16: +-inf is not
    representable in int64 and reports INT64_MIN/INT64_MAX).  Cached on the
-   node; computed without recursion. */
+   node; computed without recursion.  NULL c or u, or u of another context:
+   INT64_MIN / INT64_MAX (nothing known) with UOPC_ERR_ARG recorded in c. */
 UOPC_API int64_t uopc_vmin(uopc_ctx *c, uopc_node *u);
 UOPC_API int64_t uopc_vmax(uopc_ctx *c, uopc_node *u);
 
@@ -71,7 +73,7 @@ UOPC_API const uopc_matcher *uopc_rules_symbolic_strong(void);
 /* graph_rewrite(u, symbolic), memoized on the node: the same node gives the
    same result pointer, and a result is its own simplification.  NULL on
    error (recorded in c; NULL u: UOPC_ERR_ARG, unless an error is already
-   recorded). */
+   recorded; a node of another context: UOPC_ERR_ARG).  NULL c: NULL. */
 UOPC_API uopc_node *uopc_simplify(uopc_ctx *c, uopc_node *u);
 /* graph_rewrite(u, m), memoized per matcher in the context (so a result of
    one rule set never answers for another).  uopc_simplify_with(c, u,

@@ -62,7 +62,7 @@ typedef struct uopc_cache_stats {
   uint64_t mem_bytes;     /* their object code and keys, in bytes */
 } uopc_cache_stats;
 
-/* Fills *s. */
+/* Fills *s (NULL s: no-op). */
 UOPC_API void uopc_cache_get_stats(uopc_cache_stats *s);
 /* Sets the counters (not the contents) to zero. */
 UOPC_API void uopc_cache_reset_stats(void);
@@ -82,11 +82,13 @@ UOPC_API void uopc_cache_clear_memory(void);
 UOPC_API void uopc_cache_set_disk(int on);
 
 /* The cache directory in use: returns 1 and writes the path to buf (size
-   n) when the disk cache is on, else 0 (buf gets ""). */
+   n) when the disk cache is on, else 0 (buf gets ""); also 0 when buf is
+   NULL or n too small for the path. */
 UOPC_API int uopc_cache_dir(char *buf, size_t n);
 
 /* The entries in the cache directory and their total size in bytes.  0 and
-   0 with UOPC_OK when the directory does not exist; UOPC_ERR_IO with *e
+   0 with UOPC_OK when the directory does not exist (entries and bytes may
+   each be NULL); UOPC_ERR_IO with *e
    (e may be NULL) when it cannot be read, UOPC_ERR_ARG when the disk cache
    is off. */
 UOPC_API uopc_status uopc_cache_disk_usage(uint64_t *entries, uint64_t *bytes, uopc_error *e);

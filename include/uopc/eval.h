@@ -16,6 +16,9 @@ UOPC_API const uopc_matcher *uopc_rules_evaluate(void);
 /* symbolic + evaluate. */
 UOPC_API const uopc_matcher *uopc_rules_run(void);
 
+/* Each call below: NULL c gives NULL; a NULL node or one of another
+   context, NULL with UOPC_ERR_ARG in c (uopc.h, channel 1a). */
+
 /* Beta reduction of one CALL (scoped: never rewrites inside a nested CALL's
    body).  NULL with an error when call is not a CALL. */
 UOPC_API uopc_node *uopc_inline_call(uopc_ctx *c, uopc_node *call);

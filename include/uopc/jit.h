@@ -47,6 +47,7 @@
 #define UOPC_JIT_H
 
 #include "uopc/rewrite.h"
+#include "uopc/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,28 +72,70 @@ typedef struct uopc_compile_opts {
 UOPC_API const uopc_matcher *uopc_rules_kernel(void);
 
 /* Compiles the kernel rooted at root (a SINK, STORE or END) built in c.
-   opts may be NULL (UOPC_TIER_FAST).  Returns a handle, or NULL with the
-   error in *e (e may be NULL) and in the context.  The handle does not
-   depend on c afterwards. */
+   opts may be NULL (UOPC_TIER_FAST); a tier that is not a uopc_tier is
+   UOPC_ERR_ARG.  Returns a handle (free it with uopc_kernel_free), or NULL
+   with the error in *e (e may be NULL): UOPC_ERR_ARG for a NULL c or root
+   or a root of another context, UOPC_ERR_TYPE for a graph that is not a
+   kernel ("a kernel's root must be a SINK ..."), UOPC_ERR_JIT, NOMEM.  As
+   every call that takes a uopc_error * (uopc.h), it never reports an
+   earlier call's error and leaves the context's recorded error as it was.
+   The handle does not depend on c afterwards. */
 UOPC_API uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e);
 
-/* Runs the kernel on bufs[0..n) (bufs[s] is the memory of BUFFER slot s,
-   with at least the buffer's size in bytes; bool is one byte, f16 two).
-   Buffers of different slots must not overlap (UOPC_ERR_ARG otherwise).
-   Returns UOPC_OK, or an error in *e (e may be NULL). */
+/* Calling a kernel.  bufs[s] is the memory of BUFFER slot s (n must be
+ * uopc_kernel_nbufs(k)); the kernel reads and writes the first
+ * uopc_kernel_buf_len(k, s) elements of slot s, of uopc_kernel_buf_dtype(k,
+ * s) (bool one byte, i32 and f32 four, f16 two; tensor.h).
+ *
+ * Aliasing.  The kernel's code assumes that the memory of different slots
+ * never overlaps: every access through slot s is tagged with an alias scope
+ * of its own and "noalias" with every other slot's (lib/jit/entry.c), so
+ * the optimizer reorders and vectorizes across slots.  Both calls therefore
+ * refuse, with UOPC_ERR_ARG and before running anything, two slots whose
+ * byte ranges (the buffers' lengths) overlap, e.g. the same array given as
+ * input slot 0 and output slot 1: that is never run.  In-place work is
+ * one slot that the kernel both loads and stores (out[i] = out[i] * 2, or
+ * C += A * B reading C): accesses through one slot keep the program's
+ * order, as in uopc_run.
+ *
+ * uopc_kernel_call, for hot loops, checks only what is O(n log n) in the
+ * number of buffers: k not NULL, n, no NULL pointer, no overlap.  It
+ * trusts, without any check, that each bufs[s] points to at least
+ * buf_len(k, s) elements of the slot's dtype, readable and writable: a
+ * shorter array or another dtype is undefined behaviour (out-of-bounds
+ * reads and writes, garbage values), never reported.
+ * uopc_kernel_call_checked checks all of it from the descriptors.
+ *
+ * Both return UOPC_OK, or an error in *e (e may be NULL; *e is zeroed on
+ * success): UOPC_ERR_ARG naming the slot for the checks above,
+ * UOPC_ERR_EVAL when an index that bounds could not prove inside its
+ * buffer was out of bounds at run time (stores made before it stay done). */
 UOPC_API uopc_status uopc_kernel_call(const uopc_kernel *k, void *const *bufs, uint32_t n, uopc_error *e);
+
+/* The checked call: bufs[s] describes the array of slot s (tensor.h, the
+   descriptors uopc_plan_call takes).  Before running anything it refuses
+   with UOPC_ERR_ARG and a message naming the slot ("buffer 1: ..."): a NULL
+   k or bufs, n other than uopc_kernel_nbufs(k), a dtype other than the
+   slot's, a bad shape (more than UOPC_LIMIT_DIMS dims, NULL shape, a
+   negative dim), fewer elements than uopc_kernel_buf_len(k, s) (more are
+   fine: the kernel uses the first ones, in C order, whatever the shape), a
+   NULL data pointer, and overlapping slots (as above). */
+UOPC_API uopc_status uopc_kernel_call_checked(const uopc_kernel *k, const uopc_tensor *bufs, uint32_t n,
+                                              uopc_error *e);
 
 /* Releases the kernel's code.  NULL is a no-op. */
 UOPC_API void uopc_kernel_free(uopc_kernel *k);
 
-/* The kernel's buffers: how many, and slot s's dtype and element count. */
+/* The kernel's buffers: how many, and slot s's dtype and element count.
+   0, UOPC_DT_VOID and 0 for a NULL k or a slot out of range. */
 UOPC_API uint32_t uopc_kernel_nbufs(const uopc_kernel *k);
 UOPC_API uopc_dtype uopc_kernel_buf_dtype(const uopc_kernel *k, uint32_t slot);
 UOPC_API int64_t uopc_kernel_buf_len(const uopc_kernel *k, uint32_t slot);
 
 /* The LLVM IR of the kernel as emitted (before optimization) or the host
    assembly of its optimized code.  Returns a malloc'd string (caller frees
-   with free()), or NULL with *e. */
+   with free()), or NULL with *e, with the errors and the convention of
+   uopc_compile. */
 UOPC_API char *uopc_emit_llvm(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e);
 UOPC_API char *uopc_emit_asm(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e);
 

@@ -66,7 +66,11 @@ UOPC_API uopc_status uopc_npy_save_temp(const char *path, const uopc_npy *a, cha
    failures of this process; the data is not fsynced.) */
 UOPC_API uopc_status uopc_npy_save(const char *path, const uopc_npy *a, uopc_error *e);
 
-/* Frees a->data and zeroes *a.  NULL is a no-op. */
+/* Frees a->data and zeroes *a.  NULL is a no-op.
+
+   Every call above that takes a uopc_error * reports through it only (e
+   may be NULL); a NULL buffer, path, array or output pointer is
+   UOPC_ERR_ARG, never a crash.  Any thread. */
 UOPC_API void uopc_npy_free(uopc_npy *a);
 
 /* The descr of a dtype ("<f4", ...), or NULL for VOID and unknown values. */

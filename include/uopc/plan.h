@@ -37,9 +37,11 @@ extern "C" {
 typedef struct uopc_plan uopc_plan;
 
 /* Compiles the tensor program rooted at root (built in c).  opts may be NULL
-   (the fast tier).  Returns the plan, or NULL with the error in *e (e may
-   be NULL) and in the context: a node the lowering cannot handle is named,
-   with its .uir position when known.  Free with uopc_plan_free.
+   (the fast tier; a tier that is not a uopc_tier: UOPC_ERR_ARG).  Returns
+   the plan, or NULL with the error in *e only (e may be NULL; the context's
+   recorded error is left as it was, uopc.h): a node the lowering cannot
+   handle is named, with its .uir position when known; NULL c or root, or a
+   root of another context: UOPC_ERR_ARG.  Free with uopc_plan_free.
    Plans are cached in memory (the plan cache, below): compiling a program
    compiled before, with the same options, returns the same plan again
    without compiling, and each plan returned must be freed once: a plan
@@ -73,7 +75,8 @@ UOPC_API uint32_t uopc_plan_nkernels(const uopc_plan *p);
 
 /* The LLVM IR (emit_asm: the host assembly) of every kernel of the plan of
    root, each after a line "; kernel K of N: computes ...".  A malloc'd
-   string (free()), or NULL with *e. */
+   string (free()), or NULL with *e, with the errors and the convention of
+   uopc_plan_compile. */
 UOPC_API char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, int emit_asm,
                               uopc_error *e);
 
@@ -84,7 +87,8 @@ UOPC_API char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_o
    slots numbered per kernel); when text is not NULL, *text is a malloc'd
    string (free()) with the buffers and kernels, one line each, as
    UOPC_DEBUG=schedule prints them.  On error: the status, the error in *e
-   (e may be NULL) and in the context, *kernels NULL, *nkernels 0, *text NULL.
+   only (e may be NULL; the context's recorded error is left as it was),
+   *kernels NULL, *nkernels 0, *text NULL.
    NULL c, root, kernels or nkernels: UOPC_ERR_ARG. */
 UOPC_API uopc_status uopc_plan_schedule(uopc_ctx *c, uopc_node *root, uopc_node ***kernels, uint32_t *nkernels,
                                         char **text, uopc_error *e);

@@ -85,10 +85,12 @@ typedef struct uopc_rule {
 typedef struct uopc_pattern uopc_pattern;
 
 /* Parses one pattern.  On error returns NULL and fills *e (col = offset+1
-   in src, line = 1).  Free with uopc_pattern_free. */
+   in src, line = 1; NULL src: UOPC_ERR_ARG).  Free with uopc_pattern_free
+   (NULL is a no-op). */
 UOPC_API uopc_pattern *uopc_pattern_parse(const char *src, uopc_error *e);
 UOPC_API void uopc_pattern_free(uopc_pattern *p);
-/* Number of names the pattern binds, and the i-th name. */
+/* Number of names the pattern binds (0 for NULL p), and the i-th name
+   (NULL for NULL p or i out of range; owned by p). */
 UOPC_API uint32_t uopc_pattern_nvars(const uopc_pattern *p);
 UOPC_API const char *uopc_pattern_var(const uopc_pattern *p, uint32_t i);
 /* The parts of a parsed pattern, for tools that read patterns (uopc
@@ -115,7 +117,8 @@ UOPC_API uopc_status uopc_pattern_part_get(const uopc_pattern *p, uint32_t i, uo
 
 /* Every way p matches u (the seed's UPat.match): writes up to max matches,
    each nvars bindings, into out[k*nvars + i].  Returns the total number of
-   matches (which may exceed max). */
+   matches (which may exceed max).  0 for NULL p or u; out may be NULL only
+   when max is 0. */
 UOPC_API uint32_t uopc_pattern_match(const uopc_pattern *p, uopc_node *u, uopc_node **out, uint32_t max);
 
 /* ---- matchers ----------------------------------------------------------- */
@@ -125,26 +128,31 @@ typedef struct uopc_matcher uopc_matcher;
 /* Builds a matcher from n ordered rules (rule order is priority).  Patterns
    are parsed here; on a bad pattern returns NULL and fills *e with the
    rule's index in msg.  Matchers do not belong to a context: one matcher
-   may serve every context and thread.  Free with uopc_matcher_free. */
+   may serve every context and thread.  Free with uopc_matcher_free (NULL:
+   no-op).  rules NULL with n > 0, a rule without pattern or function:
+   UOPC_ERR_ARG. */
 UOPC_API uopc_matcher *uopc_matcher_new(const uopc_rule *rules, size_t n, uopc_error *e);
-/* A new matcher with a's rules, then b's (the seed's a + b). */
+/* A new matcher with a's rules, then b's (the seed's a + b); NULL when a or
+   b is NULL or out of memory. */
 UOPC_API uopc_matcher *uopc_matcher_cat(const uopc_matcher *a, const uopc_matcher *b);
 UOPC_API void uopc_matcher_free(uopc_matcher *m);
-/* Number of rules. */
+/* Number of rules (0 for NULL). */
 UOPC_API size_t uopc_matcher_size(const uopc_matcher *m);
-/* Number of rules filed under op (the seed's by_op). */
+/* Number of rules filed under op (the seed's by_op); 0 for NULL m or an
+   unknown op. */
 UOPC_API size_t uopc_matcher_count_for(const uopc_matcher *m, uopc_op op);
 
 /* Rule i of the matcher, in priority order (NULL when i is out of range).
    The strings belong to the matcher. */
 UOPC_API const uopc_rule *uopc_matcher_rule(const uopc_matcher *m, size_t i);
 /* The matcher's name (the built-in sets: "symbolic", "symbolic_seed", ...;
-   NULL for a matcher built by uopc_matcher_new). */
+   NULL for a matcher built by uopc_matcher_new, and for NULL m). */
 UOPC_API const char *uopc_matcher_name(const uopc_matcher *m);
 
 /* One rewrite step on u (the seed's PatternMatcher.rewrite): the first rule,
    in order, whose pattern matches and whose function returns a node other
-   than u.  NULL when none applies (or on error: check uopc_ctx_error). */
+   than u.  NULL when none applies (or on error: check uopc_ctx_error;
+   NULL m, NULL or foreign u: UOPC_ERR_ARG). */
 UOPC_API uopc_node *uopc_matcher_rewrite(const uopc_matcher *m, uopc_ctx *c, uopc_node *u, void *ctx);
 
 /* ---- graph_rewrite ------------------------------------------------------ */
@@ -184,7 +192,8 @@ UOPC_API uopc_rewrite_limits uopc_ctx_rewrite_limits(const uopc_ctx *c);
    limits (above); a non-zero max_steps is a fixed cap on the steps instead
    (the chain limit still applies).  Returns the normal form of root, or
    NULL with the context's error set ("graph_rewrite did not converge: ..."
-   when a limit was hit, or the error a rule or constructor recorded). */
+   when a limit was hit, or the error a rule or constructor recorded;
+   UOPC_ERR_ARG for a NULL or foreign root or a NULL m). */
 UOPC_API uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *m,
                                        void *ctx, uint64_t max_steps);
 
@@ -193,7 +202,7 @@ UOPC_API uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_
    relative to the repository; `NAME: BEFORE -> AFTER` for a rule that
    does not say where it is written).  NULL turns it
    off.  A new context starts with stderr when the environment variable
-   UOPC_DEBUG contains "rewrite". */
+   UOPC_DEBUG contains "rewrite".  NULL c: no-op. */
 UOPC_API void uopc_ctx_set_trace(uopc_ctx *c, FILE *f);
 /* A trace callback, for tools that record rewrites (uopc viz): called for
    every graph_rewrite call that starts (BEGIN: before = the root, set = the
@@ -216,7 +225,8 @@ UOPC_API void uopc_ctx_set_trace_fn(uopc_ctx *c, uopc_trace_fn fn, void *ud);
 
 /* Debug check: when on, a rule whose result differs in dtype or shape from
    the node it replaces fails the rewrite with an error naming the rule.
-   A new context starts with it on when UOPC_DEBUG contains "check". */
+   A new context starts with it on when UOPC_DEBUG contains "check".  NULL c:
+   no-op. */
 UOPC_API void uopc_ctx_set_check(uopc_ctx *c, int on);
 
 #ifdef __cplusplus

@@ -17,30 +17,36 @@ extern "C" {
    an error) and returns its root (the node of the last line).  file names the
    source in errors.  On error returns NULL and fills *e with FILE, LINE, COL
    of the offending token and a message; nothing stays half-built that a
-   caller could see. */
+   caller could see.  Channel 1b (uopc.h): the error only in *e, the
+   context's recorded error left as it was.  NULL c: UOPC_ERR_ARG; NULL
+   text with len > 0: UOPC_ERR_SYNTAX "no text"; file may be NULL. */
 UOPC_API uopc_node *uopc_uir_parse(uopc_ctx *c, const char *text, size_t len, const char *file,
                                    uopc_error *e);
-/* Reads and parses a file. */
+/* Reads and parses a file (UOPC_ERR_IO when it cannot; NULL c or path:
+   UOPC_ERR_ARG). */
 UOPC_API uopc_node *uopc_uir_parse_file(uopc_ctx *c, const char *path, uopc_error *e);
 
 /* Prints root as .uir: lines %0, %1, ... in toposort order, constants inline
    where literal typing gives their dtype back.  parse(print(g)) == g.
    Returns a NUL-terminated string from uopc_mem_alloc (free with
-   uopc_mem_free(c, s, strlen(s) + 1)), or NULL on allocation failure. */
+   uopc_mem_free(c, s, strlen(s) + 1)), or NULL on allocation failure (and
+   with UOPC_ERR_ARG for a NULL or foreign root). */
 UOPC_API char *uopc_uir_print(uopc_ctx *c, uopc_node *root);
 
 /* Writes the shortest decimal that reads back to the same double, in
    Python's repr layout (2.0, 0.1, 1e+16, 1e-05, inf, -inf, nan, -0.0).
-   Returns the length.  buf must hold 32 bytes. */
+   Returns the length.  buf must hold 32 bytes (NULL buf: 0). */
 UOPC_API int uopc_fmt_double(double v, char *buf);
 /* The same at a dtype's precision: the shortest digits that read back to the
-   same f32 (or f16) value; for bool "True"/"False"; for i32 decimal. */
+   same f32 (or f16) value; for bool "True"/"False"; for i32 decimal; for
+   an unknown dtype as uopc_fmt_double. */
 UOPC_API int uopc_fmt_scalar(double v, uopc_dtype t, char *buf);
 
 /* A value (a CONST, or a STACK tree of CONSTs) as a Python literal: nested
    lists, floats at their dtype's precision.  Returns a string from
-   uopc_mem_alloc, or NULL with an error ("program did not evaluate to a
-   value, stuck at OP") when u is not a value. */
+   uopc_mem_alloc (free with uopc_mem_free(c, s, strlen(s) + 1)), or NULL
+   with an error ("program did not evaluate to a value, stuck at OP") when
+   u is not a value; UOPC_ERR_ARG for a NULL or foreign u. */
 UOPC_API char *uopc_value_print(uopc_ctx *c, uopc_node *u);
 
 /* The elements of t as `uopc run` prints a value of that dtype and shape

@@ -7,6 +7,9 @@
  * at once with the context.  Every node has a dense id (0, 1, 2, ... in order
  * of creation) so that passes can keep side tables in arrays.
  *
+ * The error, ownership, NULL and thread conventions are stated once, in
+ * uopc/uopc.h; this header follows them (channel 1a: the context).
+ *
  * Construction checks dtype and shape.  A bad node is refused: the
  * constructor returns NULL and records an error in the context (see
  * uopc_ctx_error), e.g. "ADD shape mismatch (2,) vs (3,)".  Every
@@ -109,40 +112,48 @@ UOPC_API int uopc_node_pos(const uopc_ctx *c, const uopc_node *u, const char **f
    read, it calls warn(ud, msg) with a one-line message that says the
    fallback.  Returns how many; warn may be NULL. */
 UOPC_API unsigned uopc_env_check(void (*warn)(void *ud, const char *msg), void *ud);
-/* Number of nodes built so far (ids are 0 .. count-1). */
+/* Number of nodes built so far (ids are 0 .. count-1); 0 for NULL c. */
 UOPC_API uint32_t uopc_ctx_count(const uopc_ctx *c);
-/* The node with this id. */
+/* The node with this id; NULL for NULL c or an id >= uopc_ctx_count(c). */
 UOPC_API uopc_node *uopc_ctx_node(const uopc_ctx *c, uint32_t id);
-/* The first error recorded since the last uopc_ctx_clear_error, or NULL. */
+/* The first error recorded since the last uopc_ctx_clear_error, or NULL
+   (also for NULL c).  Owned by c; valid until the next clear or free. */
 UOPC_API const uopc_error *uopc_ctx_error(const uopc_ctx *c);
-/* Forgets the recorded error. */
+/* Forgets the recorded error.  NULL c: no-op. */
 UOPC_API void uopc_ctx_clear_error(uopc_ctx *c);
 /* Records an error (printf-style message) unless one is already recorded.
-   Returns NULL so that rules and constructors can `return uopc_fail(...)`. */
+   Returns NULL so that rules and constructors can `return uopc_fail(...)`.
+   NULL c: records nothing, returns NULL. */
 UOPC_API void *uopc_fail(uopc_ctx *c, uopc_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Memory from the context's allocator; free with uopc_mem_free. */
+/* Memory from the context's allocator; free with uopc_mem_free(c, p, n),
+   n the block's size in bytes (what was asked for; for the strings and
+   node arrays the library returns, strlen(s) + 1 and count * sizeof(p[0])).
+   On failure NULL with UOPC_ERR_NOMEM recorded.  NULL c: NULL, and
+   uopc_mem_free is a no-op (as for NULL p). */
 UOPC_API void *uopc_mem_alloc(uopc_ctx *c, size_t n);
 UOPC_API void *uopc_mem_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n);
 UOPC_API void uopc_mem_free(uopc_ctx *c, void *p, size_t n);
 
 /* ---- op and dtype properties -------------------------------------------- */
 
-/* "ADD", "FLOORDIV", ... */
+/* "ADD", "FLOORDIV", ...; "?" for a value outside uopc_op (every op query
+   below has such a sentinel: "?", 0, -1). */
 UOPC_API const char *uopc_op_name(uopc_op op);
 /* "add", "floordiv", ... (the .uir spelling) */
 UOPC_API const char *uopc_op_spelling(uopc_op op);
-/* The op spelled s in .uir (case-sensitive, lower case), or -1. */
+/* The op spelled s in .uir (case-sensitive, lower case), or -1 (also for
+   NULL s). */
 UOPC_API int uopc_op_parse(const char *s, size_t len);
-/* Arity, -1 for any number. */
+/* Arity, -1 for any number; 0 for an unknown op. */
 UOPC_API int uopc_op_arity(uopc_op op);
-/* UOPC_OPF_* flags. */
+/* UOPC_OPF_* flags; 0 for an unknown op. */
 UOPC_API unsigned uopc_op_flags(uopc_op op);
-/* "bool", "i32", "f32", "f16", "void" */
+/* "bool", "i32", "f32", "f16", "void"; "?" for a value outside uopc_dtype. */
 UOPC_API const char *uopc_dtype_name(uopc_dtype t);
-/* The dtype named s, or -1. */
+/* The dtype named s, or -1 (also for NULL s). */
 UOPC_API int uopc_dtype_parse(const char *s, size_t len);
-/* 1 for f32 and f16. */
+/* 1 for f32 and f16, else 0. */
 UOPC_API int uopc_dtype_is_float(uopc_dtype t);
 /* Bytes per element of a dtype in buffers and arrays (bool 1, i32 4, f32 4,
    f16 2); 0 for VOID and unknown dtypes. */
@@ -154,7 +165,9 @@ UOPC_API size_t uopc_dtype_size(uopc_dtype t);
    CAST (the target); for every other op pass UOPC_DT_VOID and it is inferred
    (passing the inferred dtype is also accepted).  Shape and dtype are
    inferred from sources and arg and checked; on any violation returns NULL
-   with an error naming the op and the problem.  arg may be NULL (all zero). */
+   with an error naming the op and the problem.  arg may be NULL (all zero).
+   UOPC_ERR_ARG: op or dtype outside its enum ("unknown op 999"), src NULL
+   with nsrc > 0, arg->n > 0 with arg->v NULL, a source of another context. */
 UOPC_API uopc_node *uopc_make(uopc_ctx *c, uopc_op op, uopc_dtype dtype,
                               uopc_node *const *src, uint32_t nsrc, const uopc_arg *arg);
 /* u with its sources replaced (same op, dtype and arg); u itself when src
@@ -165,12 +178,15 @@ UOPC_API uopc_node *uopc_replace(uopc_ctx *c, uopc_node *u, uopc_node *const *sr
    or a float dtype (v converted exactly).  uopc_const_f: f32/f16 only. */
 UOPC_API uopc_node *uopc_const_i(uopc_ctx *c, uopc_dtype t, int64_t v);
 UOPC_API uopc_node *uopc_const_f(uopc_ctx *c, uopc_dtype t, double v);
-/* A constant of x's dtype with value v (ints: v truncated toward zero must fit). */
+/* A constant of x's dtype with value v (ints: v truncated toward zero must
+   fit).  x NULL or of another context: UOPC_ERR_ARG (no new message after
+   an earlier error, as for every NULL operand). */
 UOPC_API uopc_node *uopc_const_like(uopc_ctx *c, const uopc_node *x, double v);
 /* A constant like x broadcast to x's shape: the constant itself for a
    scalar x, else expand(reshape(k, (1,...)), shape(x)) (the .uir sugar). */
 UOPC_API uopc_node *uopc_full_like(uopc_ctx *c, uopc_node *x, double v);
-/* An f32/f16 constant's value, or a bool/i32 constant's as a double. */
+/* An f32/f16 constant's value, or a bool/i32 constant's as a double; 0 for
+   NULL k. */
 UOPC_API double uopc_const_value(const uopc_node *k);
 
 UOPC_API uopc_node *uopc_param(uopc_ctx *c, int64_t slot, uopc_dtype t, const int32_t *shape, uint32_t ndim);
@@ -266,28 +282,35 @@ UOPC_API uopc_node *uopc_sink1(uopc_ctx *c, uopc_node *effect);
 
 /* ---- queries and traversal ---------------------------------------------- */
 
-/* Number of elements of u's shape (1 for scalars). */
+/* Number of elements of u's shape (1 for scalars; 0 for NULL u). */
 UOPC_API int64_t uopc_numel(const uopc_node *u);
-/* Writes "(2, 3)" style (Python tuple spelling: "()", "(3,)") into buf. */
+/* Writes "(2, 3)" style (Python tuple spelling: "()", "(3,)") into buf,
+   cut with "..." when longer than size.  NULL buf or size 0: no-op; NULL
+   shape with ndim > 0: "". */
 UOPC_API void uopc_shape_str(const int32_t *shape, uint32_t ndim, char *buf, size_t size);
 
 /* All nodes reachable from root, each once, in the seed's toposort order
    (depth first, sources left to right, post-order).  Returns an array of
    *n nodes from uopc_mem_alloc (free with uopc_mem_free(c, p, n*sizeof(p[0]))),
-   or NULL on allocation failure.  Iterative: any depth is fine. */
+   or NULL on allocation failure.  Iterative: any depth is fine.  NULL or
+   foreign root, NULL n: NULL with UOPC_ERR_ARG (*n = 0 when n is given). */
 UOPC_API uopc_node **uopc_toposort(uopc_ctx *c, uopc_node *root, uint32_t *n);
-/* Number of distinct nodes reachable from root. */
+/* Number of distinct nodes reachable from root; 0 (nothing recorded) for a
+   NULL c or root, a root of another context, or out of memory. */
 UOPC_API uint32_t uopc_graph_size(uopc_ctx *c, uopc_node *root);
 
 /* root with every node from[i] replaced by to[i] (all occurrences, bottom up,
-   rebuilding users).  NULL with an error if a rebuilt node fails its checks. */
+   rebuilding users).  NULL with an error if a rebuilt node fails its checks.
+   UOPC_ERR_ARG: NULL or foreign root or from[i] / to[i], from or to NULL
+   with n > 0. */
 UOPC_API uopc_node *uopc_substitute(uopc_ctx *c, uopc_node *root, uopc_node *const *from,
                                     uopc_node *const *to, uint32_t n);
 
 /* The PARAMs of a CALL body, not looking inside nested CALL bodies (the
    src[0] of a CALL met on the way), sorted by slot then by id.  Returns an
    array from uopc_mem_alloc (*n entries; free with uopc_mem_free), NULL with
-   *n = 0 when there are none or on allocation failure (check the error). */
+   *n = 0 when there are none or on allocation failure (check the error).
+   NULL or foreign body, NULL n: NULL with UOPC_ERR_ARG. */
 UOPC_API uopc_node **uopc_call_params(uopc_ctx *c, uopc_node *body, uint32_t *n);
 
 /* The seed's one-line `show` form: add(mul(p0, 3), 6).  CONST prints its
@@ -295,7 +318,8 @@ UOPC_API uopc_node **uopc_call_params(uopc_ctx *c, uopc_node *body, uint32_t *n)
    p<slot>, BUFFER as b<slot>, RANGE as r<idx>; other ops as
    lowercase(op)(sources..., args...).  Returns a string from uopc_mem_alloc
    (free with uopc_mem_free(c, s, strlen(s) + 1)), or NULL.  Shared subterms
-   are printed each time; output longer than max_len is cut with "...". */
+   are printed each time; output longer than max_len is cut with "...".
+   NULL or foreign u: NULL with UOPC_ERR_ARG. */
 UOPC_API char *uopc_show(uopc_ctx *c, const uopc_node *u, size_t max_len);
 
 #ifdef __cplusplus

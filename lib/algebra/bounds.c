@@ -136,17 +136,23 @@ static inline int ensure(uopc_ctx *c, uopc_node *u) {
   return ensure_slow(c, u);
 }
 
-int64_t uopc_vmin(uopc_ctx *c, uopc_node *u) {
+static int64_t vmin_of(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) return full((uopc_dtype)u->dtype).lo;
   return u->vmin;
 }
 
-int64_t uopc_vmax(uopc_ctx *c, uopc_node *u) {
+static int64_t vmax_of(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) return full((uopc_dtype)u->dtype).hi;
   return u->vmax;
 }
 
-uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u) { return (uopi_iv){uopc_vmin(c, u), uopc_vmax(c, u)}; }
+/* The public calls check their arguments (NULL, another context's node:
+   the error recorded, INT64_MIN / INT64_MAX); the passes' uopi_bounds
+   does not. */
+int64_t uopc_vmin(uopc_ctx *c, uopc_node *u) { return uopi_check_node(c, u, "vmin") ? vmin_of(c, u) : INT64_MIN; }
+int64_t uopc_vmax(uopc_ctx *c, uopc_node *u) { return uopi_check_node(c, u, "vmax") ? vmax_of(c, u) : INT64_MAX; }
+
+uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u) { return (uopi_iv){vmin_of(c, u), vmax_of(c, u)}; }
 
 int uopi_nowrap(uopc_ctx *c, uopc_node *u) {
   if (u->dtype != UOPC_DT_I32 || u->ndim != 0 || (u->op != UOPC_OP_ADD && u->op != UOPC_OP_MUL)) return 1;

@@ -6,7 +6,7 @@
 #include "core/ctx.h"
 
 #define NULLCHECK1(a) \
-  if (!(a)) return c->has_err ? NULL : uopc_fail(c, UOPC_ERR_ARG, "%s: NULL node", __func__)
+  if (!c || !(a)) return !c || c->has_err ? NULL : uopc_fail(c, UOPC_ERR_ARG, "%s: NULL node", __func__)
 
 uopc_node *uopc_const_i(uopc_ctx *c, uopc_dtype t, int64_t v) {
   if (uopc_dtype_is_float(t)) return uopc_const_f(c, t, (double)v);
@@ -22,12 +22,14 @@ uopc_node *uopc_const_f(uopc_ctx *c, uopc_dtype t, double v) {
 
 uopc_node *uopc_const_like(uopc_ctx *c, const uopc_node *x, double v) {
   NULLCHECK1(x);
+  if (!uopi_check_node(c, x, "uopc_const_like")) return NULL;
   if (uopc_dtype_is_float(x->dtype)) return uopc_const_f(c, x->dtype, v);
   if (!(v >= -9.3e18 && v <= 9.3e18)) return uopc_fail(c, UOPC_ERR_TYPE, "CONST value %g is not an integer", v);
   return uopc_const_i(c, x->dtype, (int64_t)v);
 }
 
 double uopc_const_value(const uopc_node *k) {
+  if (!k) return 0;
   return uopc_dtype_is_float(k->dtype) ? k->arg.f : (double)k->arg.i;
 }
 
@@ -102,6 +104,8 @@ uopc_node *uopc_stack(uopc_ctx *c, uopc_node *const *src, uint32_t n) {
 static uopc_node *with_head(uopc_ctx *c, uopc_op op, uopc_node *head, uopc_node *const *rest, uint32_t n,
                             const uopc_arg *a) {
   NULLCHECK1(head);
+  if (n && !rest) return uopc_fail(c, UOPC_ERR_ARG, "%s: %u sources given as NULL", uopc_op_name(op), n);
+  if (n >= UINT32_MAX - 1) return uopc_fail(c, UOPC_ERR_ARG, "%s: %u sources is too many", uopc_op_name(op), n);
   uopc_node *small[8], **s = small;
   if (n + 1 > 8 && !(s = uopc_mem_alloc(c, ((size_t)n + 1) * sizeof *s))) return NULL;
   s[0] = head;

@@ -41,6 +41,7 @@ void *uopi_raw_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n) {
 void *uopc_mem_alloc(uopc_ctx *c, size_t n) { return uopc_mem_realloc(c, NULL, 0, n); }
 
 void *uopc_mem_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n) {
+  if (!c) return NULL;
   if (new_n == 0) new_n = 1;
   void *q = uopi_raw_realloc(c, p, old_n, new_n);
   if (!q) uopc_fail(c, UOPC_ERR_NOMEM, "out of memory (%zu bytes)", new_n);
@@ -48,7 +49,7 @@ void *uopc_mem_realloc(uopc_ctx *c, void *p, size_t old_n, size_t new_n) {
 }
 
 void uopc_mem_free(uopc_ctx *c, void *p, size_t n) {
-  if (p) uopi_raw_realloc(c, p, n, 0);
+  if (c && p) uopi_raw_realloc(c, p, n, 0);
 }
 
 int uopi_grow(uopc_ctx *c, void **p, uint32_t *cap, uint32_t need, size_t elem) {
@@ -201,16 +202,18 @@ void uopc_ctx_free(uopc_ctx *c) {
   a.realloc_fn(a.ud, c, sizeof *c, 0);
 }
 
-uint32_t uopc_ctx_count(const uopc_ctx *c) { return c->n_nodes; }
-uopc_node *uopc_ctx_node(const uopc_ctx *c, uint32_t id) { return id < c->n_nodes ? c->nodes[id] : NULL; }
-const uopc_error *uopc_ctx_error(const uopc_ctx *c) { return c->has_err ? &c->err : NULL; }
+uint32_t uopc_ctx_count(const uopc_ctx *c) { return c ? c->n_nodes : 0; }
+uopc_node *uopc_ctx_node(const uopc_ctx *c, uint32_t id) { return c && id < c->n_nodes ? c->nodes[id] : NULL; }
+const uopc_error *uopc_ctx_error(const uopc_ctx *c) { return c && c->has_err ? &c->err : NULL; }
 
 void uopc_ctx_clear_error(uopc_ctx *c) {
+  if (!c) return;
   c->has_err = 0;
   memset(&c->err, 0, sizeof c->err);
 }
 
 void *uopc_fail(uopc_ctx *c, uopc_status code, const char *fmt, ...) {
+  if (!c) return NULL;
   c->n_fail++;
   if (c->has_err) return NULL;
   c->has_err = 1;
@@ -225,6 +228,7 @@ void *uopc_fail(uopc_ctx *c, uopc_status code, const char *fmt, ...) {
 }
 
 void *uopi_fail_at(uopc_ctx *c, uopc_status code, const uopc_node *at, const char *fmt, ...) {
+  if (!c) return NULL;
   c->n_fail++;
   if (c->has_err) return NULL;
   c->has_err = 1;
@@ -251,13 +255,17 @@ uopc_rewrite_limits uopc_ctx_rewrite_limits(const uopc_ctx *c) {
   return c->limits;
 }
 
-void uopc_ctx_set_trace(uopc_ctx *c, FILE *f) { c->trace = f; }
+void uopc_ctx_set_trace(uopc_ctx *c, FILE *f) {
+  if (c) c->trace = f;
+}
 void uopc_ctx_set_trace_fn(uopc_ctx *c, uopc_trace_fn fn, void *ud) {
   if (!c) return;
   c->trace_fn = fn;
   c->trace_ud = ud;
 }
-void uopc_ctx_set_check(uopc_ctx *c, int on) { c->check = on != 0; }
+void uopc_ctx_set_check(uopc_ctx *c, int on) {
+  if (c) c->check = on != 0;
+}
 FILE *uopi_trace(const uopc_ctx *c) { return c->trace; }
 uint64_t uopi_fail_count(const uopc_ctx *c) { return c->n_fail; }
 int uopi_check(const uopc_ctx *c) { return c->check; }
@@ -310,6 +318,7 @@ int uopi_table_set(uopc_ctx *c, uopi_table *t, uint32_t id, void *v) {
 int uopc_node_in(const uopc_ctx *c, const uopc_node *u) { return c && u && uopi_owns(c, u); }
 
 int uopi_check_node(uopc_ctx *c, const uopc_node *u, const char *fn) {
+  if (!c) return 0;
   if (u && uopi_owns(c, u)) return 1;
   if (!u) {
     if (!c->has_err) uopc_fail(c, UOPC_ERR_ARG, "%s: NULL node", fn);
@@ -317,4 +326,32 @@ int uopi_check_node(uopc_ctx *c, const uopc_node *u, const char *fn) {
     uopc_fail(c, UOPC_ERR_ARG, "%s: the node belongs to another context (nodes never cross contexts)", fn);
   }
   return 0;
+}
+
+/* ---- the error slot around calls that report through a uopc_error * ---- */
+
+void uopi_err_begin(uopc_ctx *c, uopi_errsave *s) {
+  s->had = c && c->has_err;
+  if (s->had) s->err = c->err;
+  uopc_ctx_clear_error(c);
+}
+
+uopc_status uopi_err_end(uopc_ctx *c, uopi_errsave *s, uopc_status st, uopc_error *e) {
+  if (st != UOPC_OK && e) {
+    if (c && c->has_err) {
+      *e = c->err;
+    } else {
+      memset(e, 0, sizeof *e);
+      e->code = st;
+      snprintf(e->msg, sizeof e->msg, "%s", st == UOPC_ERR_NOMEM ? "out of memory" : "failed (no message recorded)");
+    }
+  } else if (e) {
+    memset(e, 0, sizeof *e);
+  }
+  uopc_ctx_clear_error(c);
+  if (c && s->had) {
+    c->has_err = 1;
+    c->err = s->err;
+  }
+  return st;
 }

@@ -80,6 +80,7 @@ static uopc_node **fit(collect *k, uint32_t *n) {
 }
 
 uopc_node **uopc_toposort(uopc_ctx *c, uopc_node *root, uint32_t *n) {
+  if (!n) return uopc_fail(c, UOPC_ERR_ARG, "toposort: NULL count pointer");
   *n = 0;
   if (!uopi_check_node(c, root, "toposort")) return NULL;
   collect k = {c, NULL, 0, 0, 0};
@@ -98,7 +99,7 @@ static int count_visit(uopc_node *u, void *ud) {
 
 uint32_t uopc_graph_size(uopc_ctx *c, uopc_node *root) {
   uint32_t n = 0;
-  if (!root || !uopi_owns(c, root)) return 0;
+  if (!c || !root || !uopi_owns(c, root)) return 0;
   if (!walk(c, root, 0, count_visit, &n)) return 0;
   return n;
 }
@@ -110,6 +111,7 @@ static int param_cmp(const void *a, const void *b) {
 }
 
 uopc_node **uopc_call_params(uopc_ctx *c, uopc_node *body, uint32_t *n) {
+  if (!n) return uopc_fail(c, UOPC_ERR_ARG, "call_params: NULL count pointer");
   *n = 0;
   if (!uopi_check_node(c, body, "call_params")) return NULL;
   collect k = {c, NULL, 0, 0, 1};
@@ -151,6 +153,7 @@ uopc_node *uopi_rebuild(uopc_ctx *c, uopc_node *root, uopi_table *map, int scope
 uopc_node *uopc_substitute(uopc_ctx *c, uopc_node *root, uopc_node *const *from, uopc_node *const *to,
                            uint32_t n) {
   if (!uopi_check_node(c, root, "substitute")) return NULL;
+  if (n && (!from || !to)) return uopc_fail(c, UOPC_ERR_ARG, "substitute: %u replacements given as NULL arrays", n);
   for (uint32_t i = 0; i < n; i++)
     if (!uopi_check_node(c, from[i], "substitute") || !uopi_check_node(c, to[i], "substitute")) return NULL;
   uopi_table *map = uopi_table_acquire(c);

@@ -14,8 +14,9 @@
 
 void uopc_shape_str(const int32_t *shape, uint32_t ndim, char *buf, size_t size) {
   size_t k = 0;
-  if (size == 0) return;
+  if (!buf || size == 0) return;
   buf[0] = 0;
+  if (ndim && !shape) return;
 #define PUT(...)                                                             \
   do {                                                                       \
     if (k < size) {                                                          \
@@ -31,6 +32,7 @@ void uopc_shape_str(const int32_t *shape, uint32_t ndim, char *buf, size_t size)
 }
 
 int64_t uopc_numel(const uopc_node *u) {
+  if (!u) return 0;
   int64_t n = 1;
   for (uint32_t i = 0; i < u->ndim; i++) n *= u->shape[i];
   return n;
@@ -193,6 +195,7 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
                        opn(op), i);
   }
   uopc_arg arg = argp ? *argp : zero_arg;
+  if (arg.n && !arg.v) return uopc_fail(c, UOPC_ERR_ARG, "%s: a tuple of %u entries given as NULL", opn(op), arg.n);
   int arity = uopc_op_arity(op);
   unsigned fl = uopc_op_flags(op);
   if (arity >= 0 && n != (uint32_t)arity)

@@ -46,12 +46,14 @@ size_t uopc_dtype_size(uopc_dtype t) {
 }
 
 int uopc_op_parse(const char *s, size_t len) {
+  if (!s) return -1;
   for (int i = 0; i < UOPC_OP_COUNT; i++)
     if (strlen(op_spellings[i]) == len && memcmp(op_spellings[i], s, len) == 0) return i;
   return -1;
 }
 
 int uopc_dtype_parse(const char *s, size_t len) {
+  if (!s) return -1;
   for (int i = 0; i < UOPC_DT_COUNT; i++)
     if (strlen(dt_names[i]) == len && memcmp(dt_names[i], s, len) == 0) return i;
   return -1;

@@ -238,7 +238,10 @@ int uopi_kdisk_dir(char *buf, size_t n) {
   return 1;
 }
 
-int uopc_cache_dir(char *buf, size_t n) { return uopi_kdisk_dir(buf, n); }
+int uopc_cache_dir(char *buf, size_t n) {
+  if (!buf) n = 0; /* NULL buf: 0, as for a buffer too small */
+  return uopi_kdisk_dir(buf, n);
+}
 
 void uopi_kdisk_path(const char *dir, const uint8_t hash[UOPI_KCACHE_HASH], char *buf, size_t n) {
   char hex[2 * UOPI_KCACHE_HASH + 1];
@@ -541,6 +544,9 @@ static uopc_status io_fail(uopc_error *e, uopc_status code, const char *fmt, con
 }
 
 uopc_status uopc_cache_disk_usage(uint64_t *entries, uint64_t *bytes, uopc_error *e) {
+  uint64_t ne, nb;
+  if (!entries) entries = &ne; /* either may be NULL */
+  if (!bytes) bytes = &nb;
   *entries = *bytes = 0;
   char dir[PATH_MAX];
   if (!uopi_kdisk_dir(dir, sizeof dir)) return io_fail(e, UOPC_ERR_ARG, "the disk cache is off%s%s", "", "");

@@ -417,6 +417,7 @@ void uopi_kcache_drop_unheld(void) {
 /* ---- the public API --------------------------------------------------------- */
 
 void uopc_cache_get_stats(uopc_cache_stats *s) {
+  if (!s) return;
   memset(s, 0, sizeof *s);
   s->mem_hits = atomic_load(&stats[UOPI_KSTAT_MEM_HIT]);
   s->disk_hits = atomic_load(&stats[UOPI_KSTAT_DISK_HIT]);

@@ -155,9 +155,10 @@ static int fmt_float(double x, prec p, char *buf) {
   return snprintf(buf, 32, "%.17g", x);
 }
 
-int uopc_fmt_double(double v, char *buf) { return fmt_float(v, P_F64, buf); }
+int uopc_fmt_double(double v, char *buf) { return buf ? fmt_float(v, P_F64, buf) : 0; }
 
 int uopc_fmt_scalar(double v, uopc_dtype t, char *buf) {
+  if (!buf) return 0;
   switch (t) {
   case UOPC_DT_BOOL: return (int)(strcpy(buf, v != 0 ? "True" : "False"), v != 0 ? 4 : 5);
   case UOPC_DT_I32:

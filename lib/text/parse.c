@@ -579,6 +579,11 @@ uopc_node *uopc_uir_parse(uopc_ctx *c, const char *text, size_t len, const char 
   p.file = file;
   p.e = e ? e : &dummy;
   memset(p.e, 0, sizeof *p.e);
+  if (!c) {
+    p.e->code = UOPC_ERR_ARG;
+    snprintf(p.e->msg, sizeof p.e->msg, "uir_parse: NULL context");
+    return NULL;
+  }
   uopi_names_init(&p.names, c);
   /* The context's error slot is the caller's: set it aside while the core
      reports refused nodes through it, and put it back afterwards. */
@@ -605,6 +610,11 @@ uopc_node *uopc_uir_parse_file(uopc_ctx *c, const char *path, uopc_error *e) {
   uopc_error dummy;
   if (!e) e = &dummy;
   memset(e, 0, sizeof *e);
+  if (!c || !path) {
+    e->code = UOPC_ERR_ARG;
+    snprintf(e->msg, sizeof e->msg, "uir_parse_file: NULL %s", !c ? "context" : "path");
+    return NULL;
+  }
   e->file = path;
   char eb[128];
   FILE *f = fopen(path, "rb");
