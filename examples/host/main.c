@@ -1,7 +1,8 @@
 /* examples/host/main.c - a host application of uopc.
  *
  * Builds two kernels with the C API (no .uir text), compiles them in-process
- * with uopc_compile, calls them with uopc_kernel_call on its own arrays and
+ * with uopc_compile, calls them with uopc_kernel_call_checked on its own
+ * arrays (described by dtype and shape, checked before the kernel runs) and
  * checks every element against plain C, bit for bit (the kernels round each
  * MUL and ADD, use no FMA and sum in order, as the C below does):
  *
@@ -53,7 +54,7 @@ static uopc_node *muladd_kernel(uopc_ctx *c, int n) {
 
 /* Compiles root (NULL: a constructor failed, the context says why) and runs
    it once on bufs.  0 on success; otherwise prints the error and returns 1. */
-static int compile_and_call(uopc_ctx *c, uopc_node *root, void *const *bufs, uint32_t nbufs, const char *what) {
+static int compile_and_call(uopc_ctx *c, uopc_node *root, const uopc_tensor *bufs, uint32_t nbufs, const char *what) {
   if (!root) {
     const uopc_error *ce = uopc_ctx_error(c);
     fprintf(stderr, "host example: %s: building the kernel: %s\n", what, ce ? ce->msg : "out of memory");
@@ -65,10 +66,10 @@ static int compile_and_call(uopc_ctx *c, uopc_node *root, void *const *bufs, uin
     fprintf(stderr, "host example: %s: uopc_compile: %s\n", what, e.msg);
     return 1;
   }
-  uopc_status st = uopc_kernel_call(k, bufs, nbufs, &e);
+  uopc_status st = uopc_kernel_call_checked(k, bufs, nbufs, &e);
   uopc_kernel_free(k);
   if (st != UOPC_OK) {
-    fprintf(stderr, "host example: %s: uopc_kernel_call: %s\n", what, e.msg);
+    fprintf(stderr, "host example: %s: uopc_kernel_call_checked: %s\n", what, e.msg);
     return 1;
   }
   return 0;
@@ -168,8 +169,10 @@ int main(void) {
     fprintf(stderr, "host example: out of memory\n");
     return 1;
   }
-  void *mm_bufs[] = {A, B, C};  /* by BUFFER slot; C starts zeroed (static) */
-  void *ma_bufs[] = {X, Y, O};
+  /* by BUFFER slot, each with its dtype and shape; C starts zeroed (static) */
+  const int64_t mm_len[] = {N * N}, ma_len[] = {LEN};
+  uopc_tensor mm_bufs[] = {{A, UOPC_DT_F32, 1, mm_len}, {B, UOPC_DT_F32, 1, mm_len}, {C, UOPC_DT_F32, 1, mm_len}};
+  uopc_tensor ma_bufs[] = {{X, UOPC_DT_F32, 1, ma_len}, {Y, UOPC_DT_F32, 1, ma_len}, {O, UOPC_DT_F32, 1, ma_len}};
   int bad = compile_and_call(c, matmul_kernel(c, N), mm_bufs, 3, "matmul") ||
             compile_and_call(c, muladd_kernel(c, LEN), ma_bufs, 3, "a*b+a");
   uopc_ctx_free(c); /* the kernels were freed after their call; the arrays are ours */
