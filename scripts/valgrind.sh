@@ -68,7 +68,9 @@ mins=$(( ($(date +%s) - start + 30) / 60 ))
 nlogs=$(ls "$logs"/vg.*.log | wc -l)
 errors=$(grep -h "ERROR SUMMARY:" "$logs"/vg.*.log | awk '{s += $4} END {print s + 0}')
 lost=$(grep -h "definitely lost:" "$logs"/vg.*.log | awk '{gsub(",", "", $4); s += $4} END {print s + 0}')
-echo "valgrind: $nlogs processes, ERROR SUMMARY: $errors errors, definitely lost: $lost bytes, $mins min"
+times >"$logs/times"  # this shell's, then its children's: user and system CPU
+echo "valgrind: $nlogs processes, ERROR SUMMARY: $errors errors, definitely lost: $lost bytes, $mins min" \
+  "(CPU of all of them, user and system: $(tail -1 "$logs/times"))"
 if [ "$errors" != 0 ] || [ "$lost" != 0 ]; then
   status=1
   for f in $(grep -l -E "ERROR SUMMARY: [1-9]|definitely lost: [1-9]" "$logs"/vg.*.log | head -5); do
