@@ -14,6 +14,7 @@
 #            --trace-children=yes --error-exitcode=99
 # with one log per process in BUILD_DIR/valgrind/, and prints each shard's
 # verdict and the summed ERROR SUMMARY / definitely lost lines.
+# VALGRIND_TESTS=PATTERN (a gtest filter) runs only those tests.
 #
 # The JIT targets UOPC_JIT_CPU=x86-64-v3 (AVX2, no AVX-512: valgrind 3.19
 # decodes no EVEX instruction; lib/jit/engine.c, docs/cli.md "Environment").
@@ -45,7 +46,7 @@ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUOPC_BENCH=OFF -DUOPC_W
 cmake --build "$dir" -j"$JOBS" >>"$dir.valgrind.log" 2>&1 || { tail -50 "$dir.valgrind.log"; exit 1; }
 logs=$dir/valgrind
 rm -rf "$logs" && mkdir -p "$logs"
-filter="-$(IFS=:; echo "${LONG_TESTS[*]}")"
+filter="${VALGRIND_TESTS:-}-$(IFS=:; echo "${LONG_TESTS[*]}")"
 echo "=== valgrind: uopc_tests in $SHARDS shards, $JOBS at a time; left out (too long here): ${LONG_TESTS[*]}"
 export UOPC_JIT_CPU=x86-64-v3 UOPC_DEBUG=check
 start=$(date +%s)
