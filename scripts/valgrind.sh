@@ -44,7 +44,7 @@ echo "=== valgrind: configure and build $dir (RelWithDebInfo, no sanitizers)"
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUOPC_BENCH=OFF -DUOPC_WERROR=ON >"$dir.valgrind.log" 2>&1 ||
   { cat "$dir.valgrind.log"; exit 1; }
 cmake --build "$dir" -j"$JOBS" >>"$dir.valgrind.log" 2>&1 || { tail -50 "$dir.valgrind.log"; exit 1; }
-logs=$dir/valgrind
+logs=${VALGRIND_LOGS:-$dir/valgrind}  # VALGRIND_LOGS: another log directory
 rm -rf "$logs" && mkdir -p "$logs"
 filter="${VALGRIND_TESTS:-}-$(IFS=:; echo "${LONG_TESTS[*]}")"
 echo "=== valgrind: uopc_tests in $SHARDS shards, $JOBS at a time; left out (too long here): ${LONG_TESTS[*]}"
