@@ -46,6 +46,7 @@ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUOPC_BENCH=OFF -DUOPC_W
 cmake --build "$dir" -j"$JOBS" >>"$dir.valgrind.log" 2>&1 || { tail -50 "$dir.valgrind.log"; exit 1; }
 logs=${VALGRIND_LOGS:-$dir/valgrind}  # VALGRIND_LOGS: another log directory
 rm -rf "$logs" && mkdir -p "$logs"
+logs=$(cd "$logs" && pwd)  # absolute: some CLI tests cd elsewhere before starting uopc
 filter="${VALGRIND_TESTS:-}-$(IFS=:; echo "${LONG_TESTS[*]}")"
 echo "=== valgrind: uopc_tests in $SHARDS shards, $JOBS at a time; left out (too long here): ${LONG_TESTS[*]}"
 export UOPC_JIT_CPU=x86-64-v3 UOPC_DEBUG=check
