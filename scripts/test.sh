@@ -92,6 +92,25 @@ if [ $status = 0 ]; then install_stage || status=1; else echo "install: skipped 
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   run_suite asan -DCMAKE_BUILD_TYPE=Debug -DUOPC_SANITIZE=ON || status=1
 
+# valgrind memcheck over the plain build's suite (its CLI runs included):
+# 0 errors, 0 bytes definitely lost.
+if ! command -v valgrind >/dev/null; then
+  echo "=== valgrind: SKIPPED: valgrind is not installed (apt-get install valgrind; .ci/run installs it)"
+elif [ -x build-test-plain/test/uopc_tests ]; then
+  echo "=== valgrind: the plain build's suite under memcheck (scripts/valgrind.sh build-test-plain)"
+  JOBS=$JOBS bash scripts/valgrind.sh build-test-plain || status=1
+else
+  echo "=== valgrind: skipped (the plain build failed)"
+fi
+
+# ThreadSanitizer: its own build, the concurrency tests (threads and processes), 0 reports.
+if echo 'int main(void) { return 0; }' | ${CC:-cc} -fsanitize=thread -x c - -o /dev/null 2>/dev/null; then
+  echo "=== tsan: the concurrency tests under ThreadSanitizer (scripts/tsan.sh build-test-tsan)"
+  JOBS=$JOBS bash scripts/tsan.sh build-test-tsan || status=1
+else
+  echo "=== tsan: SKIPPED: the C compiler cannot link -fsanitize=thread (Debian: libtsan2, part of gcc)"
+fi
+
 if command -v clang-19 >/dev/null; then
   dir=build-test-fuzz
   if cmake -S . -B $dir -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 -DUOPC_FUZZ=ON \

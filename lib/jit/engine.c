@@ -7,7 +7,8 @@
  *     parse (the last wins) and through the C API a parse error returns
  *     instead of exiting, but the options are still parsed exactly once.
  *   - the engine (under init_lock, undone by uopi_jit_shutdown): the LLJIT,
- *     the host CPU strings, the target id.
+ *     the CPU strings (the host's, or UOPC_JIT_CPU / UOPC_JIT_FEATURES:
+ *     target_cpu below), the target id.
  * The LLJIT only links: code generation happens on pooled TargetMachines
  * (tm.c), so its own compile layer and TargetMachine stay idle.
  */
@@ -21,6 +22,7 @@
 #include <llvm-c/Target.h>
 
 #include "jit/jit_impl.h"
+#include "support/support.h"
 
 /* The one cl::opt: CodeGen None (TIER0) keeps FastISel but allocates
    registers with the greedy allocator instead of the fast one, so vector
@@ -54,6 +56,24 @@ static char *make_target_id(const uopi_jit_engine *g) {
   return s;
 }
 
+/* The CPU and features every TargetMachine targets.  By default the host's
+   (LLVMGetHostCPUName/Features).  UOPC_JIT_CPU=NAME (an LLVM CPU name, e.g.
+   x86-64-v3 or haswell) targets that CPU instead, with its own features
+   unless UOPC_JIT_FEATURES=+a,-b,... gives them (which also applies to the
+   host CPU when UOPC_JIT_CPU is unset).  For running under valgrind, which
+   decodes no AVX-512 (scripts/valgrind.sh sets UOPC_JIT_CPU=x86-64-v3), and
+   for reproducing another machine's code.  A malformed value is ignored
+   (uopi_env_token; the CLI warns); a well-formed name LLVM does not know
+   gets LLVM's own warning on stderr and its generic CPU.  Both strings are
+   in the target id, so cache entries of one CPU are never loaded for
+   another (docs/decisions.md, "JIT CPU override"). */
+static void target_cpu(uopi_jit_engine *g) {
+  const char *cpu = uopi_env_token("UOPC_JIT_CPU", "-_.");
+  const char *features = uopi_env_token("UOPC_JIT_FEATURES", "-_.+,");
+  g->cpu = cpu ? LLVMCreateMessage(cpu) : LLVMGetHostCPUName();
+  g->features = features ? LLVMCreateMessage(features) : cpu ? LLVMCreateMessage("") : LLVMGetHostCPUFeatures();
+}
+
 static void release(uopi_jit_engine *g) {
   uopi_jit_tm_dispose_all();
   if (g->jit) {
@@ -84,8 +104,7 @@ static uopc_status create(uopi_jit_engine *g, uopc_error *e) {
   g->ssp = LLVMOrcExecutionSessionGetSymbolStringPool(es);
   g->triple = LLVMOrcLLJITGetTripleString(g->jit);
   g->dl = LLVMOrcLLJITGetDataLayoutStr(g->jit);
-  g->cpu = LLVMGetHostCPUName();
-  g->features = LLVMGetHostCPUFeatures();
+  target_cpu(g);
   g->target_id = make_target_id(g);
   g->live = 0;
   if (!g->target_id) {

@@ -8,7 +8,8 @@
  * once, like a TM per thread, but without thread-exit destructors, and
  * shutdown can dispose every TM.
  *
- * Every TM is a host TM: the host CPU and its features (the pass TM gives the
+ * Every TM is a host TM: the host CPU and its features, or the ones
+ * UOPC_JIT_CPU/UOPC_JIT_FEATURES name (engine.c; the pass TM gives the
  * vectorizer its TTI; a generic TM would plan SSE-width loops), PIC and the
  * small code model (what JITLink expects on x86-64 ELF), and the tier's
  * CodeGen level.

@@ -13,7 +13,11 @@
 
 extern char **environ;
 
-typedef enum kind { K_COUNT, K_MB, K_ONOFF, K_PATH, K_DEBUG } kind;
+typedef enum kind { K_COUNT, K_MB, K_ONOFF, K_PATH, K_DEBUG, K_CPU, K_FEATURES } kind;
+
+/* The characters of a CPU name and of a feature list, besides letters and digits. */
+#define CPU_CHARS "-_."
+#define FEATURE_CHARS "-_.+,"
 
 static const struct var {
   const char *name;
@@ -28,6 +32,8 @@ static const struct var {
     {"UOPC_REWRITE_MIN_STEPS", K_COUNT, "the default (10000000) is kept"},
     {"UOPC_REWRITE_CHAIN", K_COUNT, "the default (100000) is kept"},
     {"UOPC_THREADS", K_COUNT, "the machine's core count is used"},
+    {"UOPC_JIT_CPU", K_CPU, "the host CPU is used (empty: the host CPU)"},
+    {"UOPC_JIT_FEATURES", K_FEATURES, "the CPU's own features are used (the host's without UOPC_JIT_CPU)"},
     {"UOPC_LONG_TESTS", K_PATH, ""}, /* the test suite's switch: any value */
 };
 
@@ -44,6 +50,29 @@ int uopi_env_count(const char *name, uint64_t *out) {
   if (*v) return 0;
   *out = x;
   return 1;
+}
+
+const char *uopi_env_token(const char *name, const char *extra) {
+  const char *v = getenv(name);
+  if (!v || !*v || strlen(v) > 200) return NULL;
+  for (const char *p = v; *p; p++)
+    if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') && !strchr(extra, *p))
+      return NULL;
+  return v;
+}
+
+/* A feature list: comma-separated +name or -name. */
+static int is_features(const char *v) {
+  for (;;) {
+    if (*v != '+' && *v != '-') return 0;
+    size_t n = strcspn(++v, ",");
+    if (n == 0) return 0;
+    for (size_t i = 0; i < n; i++)
+      if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" CPU_CHARS, v[i])) return 0;
+    v += n;
+    if (!*v) return 1;
+    v++;
+  }
 }
 
 static int is_count(const char *v) {
@@ -106,6 +135,12 @@ unsigned uopc_env_check(void (*warn)(void *ud, const char *msg), void *ud) {
       case K_MB: want = is_mb(v) ? NULL : "a number of megabytes (0 or more)"; break;
       case K_ONOFF: want = is_onoff(v) ? NULL : "0 or 1 (or off/on, no/yes, false/true)"; break;
       case K_PATH: break;
+      case K_CPU:
+        want = !*v || uopi_env_token(x->name, CPU_CHARS) ? NULL : "a CPU name (letters, digits, - _ .)";
+        break;
+      case K_FEATURES:
+        want = !*v || (is_features(v) && uopi_env_token(x->name, FEATURE_CHARS)) ? NULL : "a feature list (+name or -name, comma-separated)";
+        break;
       case K_DEBUG:
         if (bad_debug_word(v, word, sizeof word)) {
           snprintf(msg, sizeof msg, "UOPC_DEBUG: unknown switch '%s' (known: rewrite, check, cache, linearize, schedule; %s)",

@@ -45,4 +45,10 @@ UOPI_FUNC void uopi_sb_free(uopi_sbuf *b);
    or 0 (unset or not a positive integer: the caller keeps its default). */
 UOPI_FUNC int uopi_env_count(const char *name, uint64_t *out);
 
+/* The value of the environment variable name when it is one token of at
+   most 200 characters, each a letter, a digit or one of extra (for instance
+   "-_." for a CPU name); NULL when unset, empty or anything else (the
+   caller keeps its default; uopc_env_check warns about the value). */
+UOPI_FUNC const char *uopi_env_token(const char *name, const char *extra);
+
 #endif
