@@ -8,7 +8,9 @@
  *             (plan_cache.c: a program compiled before comes from memory)
  *   call      check every argument's dtype and shape -> one block for the
  *             temporaries and status words -> each kernel in order -> after
- *             each, its status: a poison code becomes the error of the op
+ *             each, its status: a poison code becomes the error of the op,
+ *             with the operands that the recording variant of the kernel that
+ *             computes the op finds when it runs again (only then)
  */
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -41,6 +43,9 @@ typedef struct pkernel {
   uint32_t nbufs;
   uint32_t *map;
   uint32_t out, status, statusf;
+  uopc_kernel *rec;   /* the recording variant (run after a failure), or NULL */
+  uint32_t rec_nbufs;
+  uint32_t *rec_map;
 } pkernel;
 
 typedef struct pcheck {
@@ -97,7 +102,9 @@ void uopc_plan_free(uopc_plan *p) {
   }
   for (uint32_t i = 0; i < p->nkernels; i++) {
     uopc_kernel_free(p->kernels[i].k);
+    uopc_kernel_free(p->kernels[i].rec);
     free(p->kernels[i].map);
+    free(p->kernels[i].rec_map);
   }
   for (uint32_t i = 0; i < p->nchecks; i++) free(p->checks[i].file);
   free(p->bufs);
@@ -154,7 +161,12 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const uopc_compile_opts *
     if (!(k->map = malloc((sk->nbufs ? sk->nbufs : 1) * sizeof *k->map))) goto oom;
     memcpy(k->map, sk->map, sk->nbufs * sizeof *k->map);
     uopc_error e;
-    if (!(k->k = uopc_compile(c, sk->root, opts, &e))) {
+    if (sk->rec) {
+      if (!(k->rec_map = malloc((sk->rec_nbufs ? sk->rec_nbufs : 1) * sizeof *k->rec_map))) goto oom;
+      memcpy(k->rec_map, sk->rec_map, sk->rec_nbufs * sizeof *k->rec_map);
+      k->rec_nbufs = sk->rec_nbufs;
+    }
+    if (!(k->k = uopc_compile(c, sk->root, opts, &e)) || (sk->rec && !(k->rec = uopc_compile(c, sk->rec, opts, &e)))) {
       if (!uopc_ctx_error(c)) uopc_fail(c, e.code, "%s", e.msg);
       uopc_plan_free(p);
       return NULL;
@@ -229,19 +241,48 @@ static uopc_status check_arg(const pbuf *b, const uopc_tensor *t, const char *wh
   return UOPC_OK;
 }
 
+/* bufs[0..n) for a kernel whose slot j is plan buffer map[j] */
+static void bind(const uopc_plan *p, const uint32_t *map, uint32_t n, const uopc_tensor *args, const uopc_tensor *out,
+                 char *block, void **bufs) {
+  for (uint32_t j = 0; j < n; j++) {
+    const pbuf *b = &p->bufs[map[j]];
+    switch (b->kind) {
+    case UOPI_PB_INPUT: bufs[j] = args[b->slot].data; break;
+    case UOPI_PB_CONST: bufs[j] = b->data; break;
+    case UOPI_PB_OUTPUT: bufs[j] = out->data; break;
+    default: bufs[j] = block + b->offset;
+    }
+    if (!bufs[j]) bufs[j] = block ? block : (void *)out; /* a 0-element array: never read */
+  }
+}
+
 /* The error of a failing check: its code from the result kernel's status,
-   its operands from the status of the kernel that computes the op. */
-static void poison_error(const uopc_plan *p, const char *block, int32_t rank, uopc_error *e) {
+   its operands from the status of the kernel that computes the op, which
+   runs again here in its recording variant (its status words zeroed first,
+   as at the start of the call; everything it reads is as it was when it
+   ran, and it writes the same values again). */
+static uopc_status poison_error(const uopc_plan *p, const uopc_tensor *args, const uopc_tensor *out, char *block,
+                                int32_t rank, uopc_error *e) {
   uint32_t code = (uint32_t)(1000000 - (int64_t)rank);
   if (code < 1 || code > p->nchecks) {
     set_err(e, UOPC_ERR_EVAL, "undefined operation (unknown check %u)", code);
-    return;
+    return e->code;
   }
   const pcheck *k = &p->checks[code - 1];
+  const pkernel *rk = k->kernel < p->nkernels ? &p->kernels[k->kernel] : NULL;
+  if (rk && rk->rec) {
+    void *local[16], **bufs = rk->rec_nbufs <= 16 ? local : malloc(rk->rec_nbufs * sizeof *bufs);
+    if (!bufs) return set_err(e, UOPC_ERR_NOMEM, "out of memory"), UOPC_ERR_NOMEM;
+    if (rk->status != UINT32_MAX) memset(block + p->bufs[rk->status].offset, 0, (size_t)p->bufs[rk->status].numel * 4);
+    if (rk->statusf != UINT32_MAX) memset(block + p->bufs[rk->statusf].offset, 0, (size_t)p->bufs[rk->statusf].numel * 4);
+    bind(p, rk->rec_map, rk->rec_nbufs, args, out, block, bufs);
+    uopc_status rs = uopc_kernel_call(rk->rec, bufs, rk->rec_nbufs, e);
+    if (bufs != local) free(bufs);
+    if (rs != UOPC_OK) return rs;
+  }
   static const int32_t none[4];
-  const pkernel *ok = k->kernel < p->nkernels ? &p->kernels[k->kernel] : NULL;
-  const int32_t *st = ok && ok->status != UINT32_MAX ? (const int32_t *)(block + p->bufs[ok->status].offset) : none;
-  const float *stf = ok && ok->statusf != UINT32_MAX ? (const float *)(block + p->bufs[ok->statusf].offset) : NULL;
+  const int32_t *st = rk && rk->status != UINT32_MAX ? (const int32_t *)(block + p->bufs[rk->status].offset) : none;
+  const float *stf = rk && rk->statusf != UINT32_MAX ? (const float *)(block + p->bufs[rk->statusf].offset) : NULL;
   const char *op = uopc_op_name(k->op), *sym = k->op == UOPC_OP_FLOORDIV ? "//" : "%";
   char num[40];
   switch (k->kind) {
@@ -257,6 +298,7 @@ static void poison_error(const uopc_plan *p, const char *block, int32_t rank, uo
     break;
   }
   if (k->file) e->file = k->file, e->line = k->line, e->col = k->col;
+  return e->code;
 }
 
 uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t nargs, const uopc_tensor *out,
@@ -307,25 +349,13 @@ uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t
       if (bufs != bufs_local) free(bufs);
       bufs = nb, cap = pk->nbufs;
     }
-    for (uint32_t j = 0; j < pk->nbufs; j++) {
-      const pbuf *b = &p->bufs[pk->map[j]];
-      switch (b->kind) {
-      case UOPI_PB_INPUT: bufs[j] = args[b->slot].data; break;
-      case UOPI_PB_CONST: bufs[j] = b->data; break;
-      case UOPI_PB_OUTPUT: bufs[j] = out->data; break;
-      default: bufs[j] = block + b->offset;
-      }
-      if (!bufs[j]) bufs[j] = block ? block : (void *)out; /* a 0-element array: never read */
-    }
+    bind(p, pk->map, pk->nbufs, args, out, block, bufs);
     if ((st = uopc_kernel_call(pk->k, bufs, pk->nbufs, e)) != UOPC_OK) break;
     /* only the result's kernel fails the call: poison in a temporary is an
        error only where it reaches the result */
     if (pk->status != UINT32_MAX && p->kernels[k].out == p->out) {
       const int32_t *sw = (const int32_t *)(block + p->bufs[pk->status].offset);
-      if (sw[0]) {
-        poison_error(p, block, sw[0], e);
-        st = e->code;
-      }
+      if (sw[0]) st = poison_error(p, args, out, block, sw[0], e);
     }
   }
   if (bufs != bufs_local) free(bufs);

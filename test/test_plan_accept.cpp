@@ -276,6 +276,14 @@ TEST(PlanAccept, NoCheckCodeWhereNothingIsUndefined) {
     EXPECT_EQ(st.find("status") != std::string::npos, k.checks) << st;
     EXPECT_EQ(st.find("checks undefined ops") != std::string::npos, k.checks) << st;
     EXPECT_EQ(t.find("i32 999999") != std::string::npos, k.checks) << t;
+    if (k.checks) {
+      // the loop every call runs records no operands (the recording variant
+      // runs only after a failure): its stores are the result's and the
+      // status rank's, nothing carried from element to element but the max
+      size_t n = 0;
+      for (size_t at = 0; (at = t.find(" store ", at)) != std::string::npos; at++) n++;
+      EXPECT_EQ(n, 2u) << t;
+    }
     if (!k.checks) {
       // no compare but the loop's own, no select: the check code is compares
       // and selects on the operands and the status words
@@ -285,6 +293,75 @@ TEST(PlanAccept, NoCheckCodeWhereNothingIsUndefined) {
       EXPECT_EQ(t.find(" select "), std::string::npos) << t;
     }
   }
+}
+
+// Which failing element a plan's error names (docs/semantics.md, "Undefined
+// operations in plans"): the operands come from the kernel that computes the
+// op, run again in its recording variant after the failure, and are those of
+// the last element, in loop order, whose check fails with a rank no lower
+// than the kernel's status so far, as when every call recorded them (these
+// messages are the ones the plans gave before the recording variant).  Where
+// the failing op is masked by a WHERE in some elements, those elements still
+// record (3958 // 0 below is an element the WHERE drops).  The call fails the
+// same way twice and writes the same result both times (nothing of the
+// first call is left over), and a call without an undefined element succeeds.
+std::string PoisonCall(const char *text, const void *a, const void *b, uopc_dtype t, uopc_dtype ot, int64_t n) {
+  Ctx c;
+  uopc_error e;
+  uopc_node *root = uopc_uir_parse(c, text, strlen(text), "t.uir", &e);
+  if (!root) return std::string("parse: ") + e.msg;
+  uopc_plan *p = uopc_plan_compile(c, root, nullptr, &e);
+  if (!p) return std::string("compile: ") + e.msg;
+  std::vector<char> o((size_t)n * 4), first;
+  const int64_t s[] = {n};
+  uopc_tensor args[2] = {{(void *)a, t, 1, s}, {(void *)b, t, 1, s}}, out = {o.data(), ot, 1, s};
+  std::string r;
+  for (int k = 0; k < 2; k++) {
+    uopc_status st = uopc_plan_call(p, args, 2, &out, &e);
+    std::string one = st == UOPC_OK ? "ok" : std::to_string(e.line) + ":" + std::to_string(e.col) + ": " + e.msg;
+    if (k == 0) r = one, first = o;
+    else if (one != r || o != first) r += " (the second call differs: " + one + ")";
+  }
+  uopc_plan_free(p);
+  return r;
+}
+
+TEST(PlanPoison, ErrorNamesTheRecordedElement) {
+  const int64_t N = 1000;
+  std::vector<int32_t> a(N), b(N), b1(N);
+  std::vector<float> f(N), g(N);
+  for (int64_t i = 0; i < N; i++) {
+    a[i] = (int32_t)(i * 7 - 3000);
+    b[i] = (int32_t)(i % 13) - 6; /* 0 at i = 6, 19, ..., 994 */
+    b1[i] = b[i] ? b[i] : 1;
+    f[i] = (float)i * 3e6f; /* outside the i32 range from i = 716 */
+    g[i] = (float)i;
+  }
+  const char *div =
+      "%a = param : slot=0 dtype=i32 shape=(1000,)\n%b = param : slot=1 dtype=i32 shape=(1000,)\n"
+      "%q = floordiv %a, %b\n%m = floormod %a, %b\n%r = add %q, %m\n";
+  const char *masked =
+      "%a = param : slot=0 dtype=i32 shape=(1000,)\n%b = param : slot=1 dtype=i32 shape=(1000,)\n"
+      "%q = floordiv %a, %b\n%lt = cmplt %a, 3000\n%r = where %lt, %q, 1\n";
+  const char *cast =
+      "%a = param : slot=0 dtype=f32 shape=(1000,)\n%b = param : slot=1 dtype=f32 shape=(1000,)\n"
+      "%c = cast %a : dtype=i32\n%h = mul %b, 0.5\n%d = cast %h : dtype=i32\n%r = add %c, %d\n";
+  // the failing op in a temporary (exp2: cost 8, two consumers): its kernel
+  // is the one that runs again
+  const char *temp =
+      "%a = param : slot=0 dtype=i32 shape=(1000,)\n%b = param : slot=1 dtype=i32 shape=(1000,)\n"
+      "%q = floordiv %a, %b\n%f = cast %q : dtype=f32\n%t = exp2 %f\n%u = mul %t, %t\n%r = add %u, %t\n";
+  EXPECT_EQ(PoisonCall(div, a.data(), b.data(), UOPC_DT_I32, UOPC_DT_I32, N),
+            "4:6: division by zero in FLOORMOD (3958 % 0)");
+  EXPECT_EQ(PoisonCall(masked, a.data(), b.data(), UOPC_DT_I32, UOPC_DT_I32, N),
+            "3:6: division by zero in FLOORDIV (3958 // 0)");
+  EXPECT_EQ(PoisonCall(cast, f.data(), g.data(), UOPC_DT_F32, UOPC_DT_I32, N),
+            "3:6: CAST of 2996999936.0 to i32 is undefined (outside the i32 range)");
+  EXPECT_EQ(PoisonCall(temp, a.data(), b.data(), UOPC_DT_I32, UOPC_DT_F32, N),
+            "3:6: division by zero in FLOORDIV (3958 // 0)");
+  EXPECT_EQ(PoisonCall(temp, a.data(), b1.data(), UOPC_DT_I32, UOPC_DT_F32, N), "ok");
+  EXPECT_EQ(PoisonCall(div, a.data(), b1.data(), UOPC_DT_I32, UOPC_DT_I32, N), "ok");
+  uopc_plan_cache_clear();  // cached plans hold kernels: leave none to later tests
 }
 
 }  // namespace

@@ -34,8 +34,19 @@
  * so poison that no consumer uses is dropped as `run` drops it.  At the
  * result's stores the rank is folded into the kernel's status buffer
  * (status[0] = max(status[0], rank), the lowest code winning): a non-zero
- * status fails the plan call.  Every kernel also records, in its own status
- * buffer, the operands of its failing checks, for the message.
+ * status fails the plan call.
+ *
+ * The operands of a failing check (for the message) are recorded only by a
+ * second variant of the kernel: status[1..] = where(fails and this rank is
+ * not below status[0], operand, itself) at each check, a word carried through
+ * memory from element to element, which keeps LLVM from vectorizing the loop.
+ * So a kernel with checks is lowered twice from the same graph: the plain
+ * variant (no records: the rank reductions and the stores, which vectorize)
+ * that every call runs, and the recording variant, which the plan call runs
+ * again, once, only on the kernel that computes the failing op when the
+ * result's status is non-zero.  Kernels are deterministic and the buffers it
+ * reads are unchanged by then, so the second run records what a single
+ * recording run would have.
  */
 #include <string.h>
 
@@ -86,6 +97,8 @@ typedef struct lctx {
   uopi_nodes fx;            /* effects of the current store site (records) */
   uint32_t status, statusf; /* the kernel's status buffers (UINT32_MAX until needed) */
   uopc_node *s0;            /* LOAD of status[0] */
+  int norec;                /* lowering the plain variant: no records */
+  uint32_t nrec;            /* records made (by the recording variant) */
   int failed;
 } lctx;
 
@@ -203,11 +216,13 @@ static int status_bufs(lctx *L, int want_f) {
 
 /* status_buffer[slot] = where(flag and this rank is the best so far, v, itself) */
 static int record(lctx *L, uint32_t buf, int slot, uopc_node *flag, uopc_node *rank, uopc_node *v) {
+  if (L->norec) return 1;
   uopc_node *k = I(L, slot);
   uopc_node *addr = uopc_index(L->c, buffer_node(L, buf), &k, 1);
   uopc_node *best = and_(L, flag, not_(L, uopc_lt(L->c, rank, L->s0)));
   uopc_node *st = uopc_store(L->c, addr, uopc_where(L->c, best, v, uopc_load(L->c, addr)));
   if (!st || !uopi_nodes_push(L->c, &L->fx, st)) return 0;
+  L->nrec++;
   return 1;
 }
 
@@ -608,15 +623,24 @@ uopc_status uopi_lower_buffer(uopi_schedule *s, const uopi_realized *r, uint32_t
   size_t mark = uopi_scratch_mark(c);
   uopc_status st = UOPC_OK;
   vec_intern(&L, NULL, 0); /* vector 0: the empty one (scalars) */
-  uopc_node *k = L.failed ? NULL : kernel_graph(&L, b);
-  uopi_skernel sk = {0};
-  if (!k || !renumber(&L, k, &sk)) {
+  /* the recording variant first (the kernel as it always was), then, when it
+     records anything, the plain one: the same lowering without the records
+     (its checks, buffers and codes are the ones the first made) */
+  uopc_node *k = L.failed ? NULL : kernel_graph(&L, b), *plain = NULL;
+  if (k && L.nrec) {
+    L.norec = 1;
+    memo_clear(&L);
+    plain = kernel_graph(&L, b);
+  }
+  uopi_skernel sk = {0}, rec = {0};
+  if (!k || (L.nrec && (!plain || !renumber(&L, k, &rec))) || !renumber(&L, plain ? plain : k, &sk)) {
     st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
     if (!uopc_ctx_error(c)) uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
   } else {
     sk.out = b;
     sk.status = L.status;
     sk.statusf = L.statusf;
+    sk.rec = rec.root, sk.rec_nbufs = rec.nbufs, sk.rec_map = rec.map;
     if (!uopi_grow(c, (void **)&s->kernels, &s->cap_kernels, s->nkernels + 1, sizeof *s->kernels)) st = UOPC_ERR_NOMEM;
     else s->kernels[s->nkernels++] = sk;
   }

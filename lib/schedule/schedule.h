@@ -71,6 +71,11 @@ typedef struct uopi_skernel {
   uint32_t out;         /* the plan buffer it computes */
   uint32_t status;      /* its UOPI_PB_STATUS buffer, or UINT32_MAX */
   uint32_t statusf;     /* its UOPI_PB_STATUSF buffer, or UINT32_MAX */
+  uopc_node *rec;       /* the recording variant (lower.c), or NULL: root
+                           records no operands (no check).  Run only to find
+                           the operands of a failure: root without records */
+  uint32_t rec_nbufs;
+  uint32_t *rec_map;    /* rec's slot -> plan buffer */
 } uopi_skernel;
 
 typedef struct uopi_schedule {
