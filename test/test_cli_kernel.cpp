@@ -282,3 +282,55 @@ TEST(CliFuzz, SmallRunsAndTable) {
 }
 
 }  // namespace
+
+// --out writes through what the path names: a symlink keeps being a symlink
+// (its target gets the data), a FIFO gets the bytes (a reader on the other
+// end), /dev/stdout puts the .npy on standard output; each time the bytes are
+// those of a regular-file --out.
+TEST(CliExec, OutWritesThroughSymlinksFifosAndDevices) {
+  std::string k = Q(Example("copy_kernel.uir")), in = Q(Example("copy_in.npy"));
+  std::string plain = TmpPath("out_plain.npy");
+  CliRun r = Uopc("exec " + k + " --arg 0=" + in + " --out 1=" + Q(plain));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string want = Slurp(plain);
+  ASSERT_GT(want.size(), 10u);
+  ASSERT_EQ(want.compare(0, 6, "\x93NUMPY"), 0);
+
+  std::string target = TmpPath("out_target.npy"), link = TmpPath("out_link.npy");
+  unlink(target.c_str()), unlink(link.c_str());
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  r = Uopc("exec " + k + " --arg 0=" + in + " --out 1=" + Q(link));
+  EXPECT_EQ(r.status, 0) << r.err;
+  struct stat st;
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the symlink was replaced by a regular file";
+  EXPECT_EQ(Slurp(target), want);
+
+  std::string fifo = TmpPath("out_fifo");
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string got = TmpPath("out_fifo_read.npy");
+  // the reader runs beside the writer; both finish when the writer closes
+  r = Uopc("exec " + k + " --arg 0=" + in + " --out 1=" + Q(fifo) + " & cat " + Q(fifo) + " > " + Q(got) + "; wait $!");
+  EXPECT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by a regular file";
+  EXPECT_EQ(Slurp(got), want);
+
+  r = Uopc("exec " + k + " --arg 0=" + in + " --out 1=/dev/stdout");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, want);
+  unlink(fifo.c_str()), unlink(link.c_str()), unlink(target.c_str());
+}
+
+// A count the fuzzer cannot honour is refused (exit 2, nothing on stdout),
+// never a pass with fewer cases: the limit must not overflow on the way.
+TEST(CliFuzz, CountsItCannotRunAreRefused) {
+  for (const char *n : {"18446744073709551615", "18446744073709551616", "9223372036854775808",
+                        "288230376151711744", "1125899906842625", "-5"}) {
+    CliRun r = Uopc(std::string("fuzz --count ") + n);
+    EXPECT_EQ(r.status, 2) << n << ": " << r.out << r.err;
+    EXPECT_EQ(r.out, "") << n;
+    EXPECT_NE(r.err.find("--count"), std::string::npos) << n << ": " << r.err;
+  }
+}
