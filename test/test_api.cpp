@@ -145,6 +145,7 @@ TEST(Api, CrossContextRootIsRefusedByEveryEntryPoint) {
   uopc_plan *p = uopc_plan_compile(a, prog, nullptr, &e);
   ASSERT_NE(p, nullptr) << e.msg;
   uopc_plan_free(p);
+  uopc_plan_cache_clear(); /* cached plans hold kernels: leave none to later tests */
 }
 
 // ---- a call with a uopc_error * reports its own error ---------------------------------------------
@@ -187,6 +188,7 @@ TEST(Api, StaleConstructorErrorIsNotReportedByLaterCalls) {
   uopc_plan *p = uopc_plan_compile(c, AddOne(c), nullptr, &e);
   ASSERT_NE(p, nullptr) << e.msg;
   uopc_plan_free(p);
+  uopc_plan_cache_clear(); /* cached plans hold kernels: leave none to later tests */
   uopc_node **ks = nullptr;
   uint32_t nk = 0;
   char *text = nullptr;

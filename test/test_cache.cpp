@@ -209,6 +209,7 @@ class Cache : public ::testing::Test {
     env_max_ = new EnvVar("UOPC_CACHE_MAX_MB", nullptr);
     uopc_cache_set_disk(1);
     uopc_cache_set_memory_limit(1024, 64ull << 20);
+    uopc_plan_cache_clear(); /* cached plans hold kernels: an earlier test's would count here */
     uopc_cache_clear_memory();
     uopc_cache_reset_stats();
     ew_file_ = root_ + "/ew.uir";
