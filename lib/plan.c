@@ -256,13 +256,35 @@ static void bind(const uopc_plan *p, const uint32_t *map, uint32_t n, const uopc
   }
 }
 
-/* The error of a failing check: its code from the result kernel's status,
-   its operands from the status of the kernel that computes the op, which
-   runs again here in its recording variant (its status words zeroed first,
-   as at the start of the call; everything it reads is as it was when it
-   ran, and it writes the same values again). */
+/* Runs kernel pk's recording variant again for the failing rank: its status
+   words zeroed, status[0] the rank (the records look for it: lower.c);
+   everything it reads is as it was when it ran, and it writes the same
+   values again.  *recorded: whether an element recorded its operands. */
+static uopc_status rerun(const uopc_plan *p, const pkernel *pk, const uopc_tensor *args, const uopc_tensor *out,
+                         char *block, int32_t rank, int *recorded, uopc_error *e) {
+  *recorded = 0;
+  if (!pk->rec || pk->status == UINT32_MAX) return UOPC_OK;
+  void *local[16], **bufs = pk->rec_nbufs <= 16 ? local : malloc(pk->rec_nbufs * sizeof *bufs);
+  if (!bufs) return set_err(e, UOPC_ERR_NOMEM, "out of memory"), UOPC_ERR_NOMEM;
+  int32_t *sw = (int32_t *)(block + p->bufs[pk->status].offset);
+  memset(sw, 0, (size_t)p->bufs[pk->status].numel * 4);
+  sw[0] = rank;
+  if (pk->statusf != UINT32_MAX) memset(block + p->bufs[pk->statusf].offset, 0, (size_t)p->bufs[pk->statusf].numel * 4);
+  bind(p, pk->rec_map, pk->rec_nbufs, args, out, block, bufs);
+  uopc_status rs = uopc_kernel_call(pk->rec, bufs, pk->rec_nbufs, e);
+  if (bufs != local) free(bufs);
+  *recorded = sw[3] != 0;
+  return rs;
+}
+
+/* The error of a failing check: its code from the result kernel's status
+   (kernel fk), its operands from the status of the kernel that computes the
+   op, which runs again here in its recording variant: they are those of the
+   last element, in loop order, whose poison at its store has this code.
+   When no element there has it (a node computed by two kernels has one
+   code, its first kernel's), the result's kernel runs again instead. */
 static uopc_status poison_error(const uopc_plan *p, const uopc_tensor *args, const uopc_tensor *out, char *block,
-                                int32_t rank, uopc_error *e) {
+                                uint32_t fk, int32_t rank, uopc_error *e) {
   uint32_t code = (uint32_t)(1000000 - (int64_t)rank);
   if (code < 1 || code > p->nchecks) {
     set_err(e, UOPC_ERR_EVAL, "undefined operation (unknown check %u)", code);
@@ -270,16 +292,13 @@ static uopc_status poison_error(const uopc_plan *p, const uopc_tensor *args, con
   }
   const pcheck *k = &p->checks[code - 1];
   const pkernel *rk = k->kernel < p->nkernels ? &p->kernels[k->kernel] : NULL;
-  if (rk && rk->rec) {
-    void *local[16], **bufs = rk->rec_nbufs <= 16 ? local : malloc(rk->rec_nbufs * sizeof *bufs);
-    if (!bufs) return set_err(e, UOPC_ERR_NOMEM, "out of memory"), UOPC_ERR_NOMEM;
-    if (rk->status != UINT32_MAX) memset(block + p->bufs[rk->status].offset, 0, (size_t)p->bufs[rk->status].numel * 4);
-    if (rk->statusf != UINT32_MAX) memset(block + p->bufs[rk->statusf].offset, 0, (size_t)p->bufs[rk->statusf].numel * 4);
-    bind(p, rk->rec_map, rk->rec_nbufs, args, out, block, bufs);
-    uopc_status rs = uopc_kernel_call(rk->rec, bufs, rk->rec_nbufs, e);
-    if (bufs != local) free(bufs);
-    if (rs != UOPC_OK) return rs;
+  int recorded = 0;
+  uopc_status rs = rk ? rerun(p, rk, args, out, block, rank, &recorded, e) : UOPC_OK;
+  if (rs == UOPC_OK && !recorded && k->kernel != fk && p->kernels[fk].rec) {
+    rk = &p->kernels[fk];
+    rs = rerun(p, rk, args, out, block, rank, &recorded, e);
   }
+  if (rs != UOPC_OK) return rs;
   static const int32_t none[4];
   const int32_t *st = rk && rk->status != UINT32_MAX ? (const int32_t *)(block + p->bufs[rk->status].offset) : none;
   const float *stf = rk && rk->statusf != UINT32_MAX ? (const float *)(block + p->bufs[rk->statusf].offset) : NULL;
@@ -355,7 +374,7 @@ uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t
        error only where it reaches the result */
     if (pk->status != UINT32_MAX && p->kernels[k].out == p->out) {
       const int32_t *sw = (const int32_t *)(block + p->bufs[pk->status].offset);
-      if (sw[0]) st = poison_error(p, args, out, block, sw[0], e);
+      if (sw[0]) st = poison_error(p, args, out, block, k, sw[0], e);
     }
   }
   if (bufs != bufs_local) free(bufs);

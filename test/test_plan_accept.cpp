@@ -298,11 +298,10 @@ TEST(PlanAccept, NoCheckCodeWhereNothingIsUndefined) {
 // Which failing element a plan's error names (docs/semantics.md, "Undefined
 // operations in plans"): the operands come from the kernel that computes the
 // op, run again in its recording variant after the failure, and are those of
-// the last element, in loop order, whose check fails with a rank no lower
-// than the kernel's status so far, as when every call recorded them (these
-// messages are the ones the plans gave before the recording variant).  Where
-// the failing op is masked by a WHERE in some elements, those elements still
-// record (3958 // 0 below is an element the WHERE drops).  The call fails the
+// the last element, in loop order, whose poison at the kernel's store has the
+// failing check's rank: an element that a WHERE drops does not record, nor
+// does another check of the same kind (the two cases, against `uopc run`:
+// PlanPoison.ErrorNamesAnElementThatReaches).  The call fails the
 // same way twice and writes the same result both times (nothing of the
 // first call is left over), and a call without an undefined element succeeds.
 std::string PoisonCall(const char *text, const void *a, const void *b, uopc_dtype t, uopc_dtype ot, int64_t n) {
@@ -353,15 +352,118 @@ TEST(PlanPoison, ErrorNamesTheRecordedElement) {
       "%q = floordiv %a, %b\n%f = cast %q : dtype=f32\n%t = exp2 %f\n%u = mul %t, %t\n%r = add %u, %t\n";
   EXPECT_EQ(PoisonCall(div, a.data(), b.data(), UOPC_DT_I32, UOPC_DT_I32, N),
             "4:6: division by zero in FLOORMOD (3958 % 0)");
+  // b is 0 at i = 6 + 13k; a < 3000 keeps i <= 857: the last kept one is
+  // i = 851, a = 2957 (i = 994, a = 3958, is dropped by the WHERE)
   EXPECT_EQ(PoisonCall(masked, a.data(), b.data(), UOPC_DT_I32, UOPC_DT_I32, N),
-            "3:6: division by zero in FLOORDIV (3958 // 0)");
+            "3:6: division by zero in FLOORDIV (2957 // 0)");
   EXPECT_EQ(PoisonCall(cast, f.data(), g.data(), UOPC_DT_F32, UOPC_DT_I32, N),
             "3:6: CAST of 2996999936.0 to i32 is undefined (outside the i32 range)");
   EXPECT_EQ(PoisonCall(temp, a.data(), b.data(), UOPC_DT_I32, UOPC_DT_F32, N),
             "3:6: division by zero in FLOORDIV (3958 // 0)");
+  // the same with the WHERE of masked in the temporary: its poison buffer
+  // holds the rank that the WHERE leaves, so the dropped 3958 // 0 does not record
+  const char *tempmasked =
+      "%a = param : slot=0 dtype=i32 shape=(1000,)\n%b = param : slot=1 dtype=i32 shape=(1000,)\n"
+      "%q = floordiv %a, %b\n%lt = cmplt %a, 3000\n%w = where %lt, %q, 1\n%f = cast %w : dtype=f32\n"
+      "%t = exp2 %f\n%u = mul %t, %t\n%r = add %u, %t\n";
+  EXPECT_EQ(PoisonCall(tempmasked, a.data(), b.data(), UOPC_DT_I32, UOPC_DT_F32, N),
+            "3:6: division by zero in FLOORDIV (2957 // 0)");
+  // %q in both kernels (one code, the temporary's kernel's), its poison
+  // dropped in the temporary (a < -5000 never holds) and reaching the result
+  // directly: the temporary's kernel records nothing, the result's does
+  const char *twice =
+      "%a = param : slot=0 dtype=i32 shape=(1000,)\n%b = param : slot=1 dtype=i32 shape=(1000,)\n"
+      "%q = floordiv %a, %b\n%lt = cmplt %a, -5000\n%w = where %lt, %q, 1\n%f = cast %w : dtype=f32\n"
+      "%t = exp2 %f\n%u = mul %t, %t\n%v = add %u, %t\n%g = cast %q : dtype=f32\n%r = add %v, %g\n";
+  EXPECT_EQ(PoisonCall(twice, a.data(), b.data(), UOPC_DT_I32, UOPC_DT_F32, N),
+            "3:6: division by zero in FLOORDIV (3958 // 0)");
   EXPECT_EQ(PoisonCall(temp, a.data(), b1.data(), UOPC_DT_I32, UOPC_DT_F32, N), "ok");
   EXPECT_EQ(PoisonCall(div, a.data(), b1.data(), UOPC_DT_I32, UOPC_DT_I32, N), "ok");
   uopc_plan_cache_clear();  // cached plans hold kernels: leave none to later tests
+}
+
+// The program text with "%NAME = param ..." lines of slot k given by decl[k]
+// (a STACK literal for `uopc run`, a PARAM for the plan).
+std::string Prog(const std::vector<std::string> &decl, const char *body) {
+  std::string t;
+  for (const std::string &d : decl) t += d + "\n";
+  return t + body;
+}
+
+std::string Stack(const char *name, const std::vector<int32_t> &v) {
+  std::string t = std::string("%") + name + " = stack ";
+  for (size_t i = 0; i < v.size(); i++) t += (i ? ", " : "") + std::to_string(v[i]);
+  return t;
+}
+
+// The plan's error on PARAMs bound to the vectors (line:col: message).
+std::string PlanError(const std::string &text, const std::vector<std::vector<int32_t>> &in) {
+  Ctx c;
+  uopc_error e;
+  uopc_node *root = uopc_uir_parse(c, text.c_str(), text.size(), "t.uir", &e);
+  if (!root) return std::string("parse: ") + e.msg;
+  uopc_plan *p = uopc_plan_compile(c, root, nullptr, &e);
+  if (!p) return std::string("compile: ") + e.msg;
+  const int64_t s[] = {(int64_t)in[0].size()};
+  std::vector<uopc_tensor> args;
+  for (const std::vector<int32_t> &v : in) args.push_back({(void *)v.data(), UOPC_DT_I32, 1, s});
+  std::vector<int32_t> o(in[0].size());
+  uopc_tensor out = {o.data(), UOPC_DT_I32, 1, s};
+  uopc_status st = uopc_plan_call(p, args.data(), (uint32_t)args.size(), &out, &e);
+  std::string r = st == UOPC_OK ? "ok" : std::to_string(e.line) + ":" + std::to_string(e.col) + ": " + e.msg;
+  uopc_plan_free(p);
+  return r;
+}
+
+// The two examples of the recorded operands that were another element's
+// (docs/decisions.md, "The poison check off the hot path").  The expected
+// message is derived from the inputs by hand; `uopc run` of the same program
+// with the inputs as STACK literals reports the same error (each input has
+// one undefined element that reaches the result, so run, which stops at the
+// first it evaluates, and the plan, which names the last, agree), and so
+// does `uopc jit-run` (the closed program through a plan), at the same .uir
+// position.
+TEST(PlanPoison, ErrorNamesAnElementThatReaches) {
+  // where(a < 3000, a // b, 1): b = 0 at elements 0 (a = 2957, kept) and 1
+  // (a = 3958, dropped: 3958 >= 3000, and last in loop order): 2957 // 0
+  const std::vector<int32_t> a1 = {2957, 3958, 5, 6}, b1 = {0, 0, 1, 2};
+  const char *masked = "%q = floordiv %a, %b\n%lt = cmplt %a, 3000\n%r = where %lt, %q, 1\n";
+  // a // b + where(a < 50, a % c, 0): b = 0 at element 0 (a = 11) reaches;
+  // c = 0 at element 5 (a = 77) is dropped (77 >= 50): 11 // 0, not 77 // 0
+  const std::vector<int32_t> a2 = {11, 22, 33, 44, 55, 77, 88, 99}, b2 = {0, 1, 1, 1, 1, 1, 1, 1},
+                             c2 = {1, 1, 1, 1, 1, 0, 1, 1};
+  const char *two = "%x = floordiv %a, %b\n%lt = cmplt %a, 50\n%m = floormod %a, %c\n%w = where %lt, %m, 0\n"
+                    "%r = add %x, %w\n";
+  struct Case {
+    const char *body;
+    std::vector<std::vector<int32_t>> in;
+    const char *want;  // line:col of the op in the PARAM text, message
+  } cases[] = {
+      {masked, {a1, b1}, "3:6: division by zero in FLOORDIV (2957 // 0)"},
+      {two, {a2, b2, c2}, "4:6: division by zero in FLOORDIV (11 // 0)"},
+  };
+  const char *names[] = {"a", "b", "c"};
+  for (const Case &k : cases) {
+    std::vector<std::string> params, stacks;
+    for (size_t j = 0; j < k.in.size(); j++) {
+      params.push_back(std::string("%") + names[j] + " = param : slot=" + std::to_string(j) +
+                       " dtype=i32 shape=(" + std::to_string(k.in[j].size()) + ",)");
+      stacks.push_back(Stack(names[j], k.in[j]));
+    }
+    EXPECT_EQ(PlanError(Prog(params, k.body), k.in), k.want);
+    // run and jit-run of the closed program (the same lines: jit-run gives
+    // the same position)
+    std::string f = UirFile("reach.uir", Prog(stacks, k.body)), msg = strstr(k.want, ": ") + 2;
+    std::string pos = std::string(k.want, strstr(k.want, ": ") - k.want);
+    for (const char *verb : {"run ", "jit-run "}) {
+      CliRun r = Uopc(verb + Q(f));
+      EXPECT_NE(r.status, 0) << verb << k.body;
+      EXPECT_NE(r.err.find(msg), std::string::npos) << verb << k.body << "\n" << r.err;
+      if (!strcmp(verb, "jit-run "))  // run's error names no position
+        EXPECT_NE(r.err.find(":" + pos + ": error: "), std::string::npos) << verb << k.body << "\n" << r.err;
+    }
+  }
+  uopc_plan_cache_clear();
 }
 
 }  // namespace

@@ -37,16 +37,24 @@
  * status fails the plan call.
  *
  * The operands of a failing check (for the message) are recorded only by a
- * second variant of the kernel: status[1..] = where(fails and this rank is
- * not below status[0], operand, itself) at each check, a word carried through
- * memory from element to element, which keeps LLVM from vectorizing the loop.
- * So a kernel with checks is lowered twice from the same graph: the plain
- * variant (no records: the rank reductions and the stores, which vectorize)
- * that every call runs, and the recording variant, which the plan call runs
- * again, once, only on the kernel that computes the failing op when the
- * result's status is non-zero.  Kernels are deterministic and the buffers it
- * reads are unchanged by then, so the second run records what a single
- * recording run would have.
+ * second variant of the kernel, a word carried through memory from element
+ * to element, which keeps LLVM from vectorizing the loop.  So a kernel with
+ * checks is lowered twice from the same graph: the plain variant (no
+ * records: the rank reductions and the stores, which vectorize) that every
+ * call runs, and the recording variant, which the plan call runs again,
+ * once, only on the kernel that computes the failing op when the result's
+ * status is non-zero, with status[0] set to the failing rank.  Each check
+ * records at its element's store site, where the element's rank is known:
+ *
+ *   status[1..] = where(rank of this check == status[0] and
+ *                       rank of the element's store == status[0], operand, itself)
+ *   status[3]   = where(the same, 1, itself)          (something recorded)
+ *
+ * so only the failing check records (checks of one kind share the words),
+ * and only at an element whose poison reaches the store (a WHERE that drops
+ * it leaves the store's rank below; in the result's kernel the store's rank
+ * is what reaches the result).  Kernels are deterministic and the buffers it
+ * reads are unchanged by then, so the second run sees what the first did.
  */
 #include <string.h>
 
@@ -95,6 +103,8 @@ typedef struct lctx {
   uopc_node **kid;          /* children: node, then its vector id as a pointer-sized int */
   uint32_t nkid, cap_kid;
   uopi_nodes fx;            /* effects of the current store site (records) */
+  uopi_nodes pend;          /* records of the current site, made at the site:
+                               (address, check rank, operand) triples */
   uint32_t status, statusf; /* the kernel's status buffers (UINT32_MAX until needed) */
   uopc_node *s0;            /* LOAD of status[0] */
   int norec;                /* lowering the plain variant: no records */
@@ -214,15 +224,36 @@ static int status_bufs(lctx *L, int want_f) {
   return L->s0 != NULL;
 }
 
-/* status_buffer[slot] = where(flag and this rank is the best so far, v, itself) */
-static int record(lctx *L, uint32_t buf, int slot, uopc_node *flag, uopc_node *rank, uopc_node *v) {
+/* status_buffer[slot] = the operand v of a check of rank rank, recorded at
+   the store site (site(), where the element's rank is known) */
+static int record(lctx *L, uint32_t buf, int slot, uopc_node *rank, uopc_node *v) {
   if (L->norec) return 1;
   uopc_node *k = I(L, slot);
   uopc_node *addr = uopc_index(L->c, buffer_node(L, buf), &k, 1);
-  uopc_node *best = and_(L, flag, not_(L, uopc_lt(L->c, rank, L->s0)));
-  uopc_node *st = uopc_store(L->c, addr, uopc_where(L->c, best, v, uopc_load(L->c, addr)));
-  if (!st || !uopi_nodes_push(L->c, &L->fx, st)) return 0;
-  L->nrec++;
+  return addr && uopi_nodes_push(L->c, &L->pend, addr) && uopi_nodes_push(L->c, &L->pend, rank) &&
+         uopi_nodes_push(L->c, &L->pend, v);
+}
+
+/* The pending records of a store site whose element has rank pc: each writes
+   its operand where its check's rank and pc are both status[0] (the rank
+   being looked for, set by the plan call), and marks status[3]. */
+static int records(lctx *L, uopc_node *pc) {
+  uopc_node *last = NULL;
+  for (uint32_t i = 0; pc && i + 2 < L->pend.n; i += 3) {
+    uopc_node *addr = L->pend.v[i], *rank = L->pend.v[i + 1], *v = L->pend.v[i + 2];
+    uopc_node *best = and_(L, eq(L, rank, L->s0), eq(L, pc, L->s0));
+    uopc_node *st = uopc_store(L->c, addr, uopc_where(L->c, best, v, uopc_load(L->c, addr)));
+    if (!st || !uopi_nodes_push(L->c, &L->fx, st)) return 0;
+    if (best != last) {
+      uopc_node *three = I(L, 3);
+      uopc_node *m = uopc_index(L->c, buffer_node(L, L->status), &three, 1);
+      uopc_node *mark = uopc_store(L->c, m, uopc_where(L->c, best, I(L, 1), uopc_load(L->c, m)));
+      if (!mark || !uopi_nodes_push(L->c, &L->fx, mark)) return 0;
+      last = best;
+    }
+    L->nrec++;
+  }
+  L->pend.n = 0;
   return 1;
 }
 
@@ -354,7 +385,7 @@ static int combine(lctx *L, uopc_node *x, const res *k, uint32_t nk, res *out) {
       if (uopc_vmin(c, iv) >= 0 && uopc_vmax(c, iv) < n) continue;
       uopc_node *bad = not_(L, and_(L, not_(L, uopc_lt(c, iv, I(L, 0))), uopc_lt(c, iv, I(L, n))));
       uopc_node *rank = check(L, UOPI_CHECK_INDEX, x, n, bad);
-      if (!rank || !record(L, L->status, 1, bad, rank, iv)) return 0;
+      if (!rank || !record(L, L->status, 1, rank, iv)) return 0;
       pc = rmax(L, pc, rank);
     }
     *out = (res){k[ni].v, pc};
@@ -377,13 +408,13 @@ static int combine(lctx *L, uopc_node *x, const res *k, uint32_t nk, res *out) {
     if (blo <= 0 && bhi >= 0) {
       uopc_node *flag = eq(L, b, I(L, 0));
       uopc_node *rank = check(L, UOPI_CHECK_DIV0, x, 0, flag);
-      if (!rank || !record(L, L->status, 1, flag, rank, a) || !record(L, L->status, 2, flag, rank, b)) return 0;
+      if (!rank || !record(L, L->status, 1, rank, a) || !record(L, L->status, 2, rank, b)) return 0;
       pc = rmax(L, pc, rank);
     }
     if (uopc_vmin(c, a) == INT32_MIN && blo <= -1 && bhi >= -1) {
       uopc_node *flag = and_(L, eq(L, a, I(L, INT32_MIN)), eq(L, b, I(L, -1)));
       uopc_node *rank = check(L, UOPI_CHECK_OVERFLOW, x, 0, flag);
-      if (!rank || !record(L, L->status, 1, flag, rank, a) || !record(L, L->status, 2, flag, rank, b)) return 0;
+      if (!rank || !record(L, L->status, 1, rank, a) || !record(L, L->status, 2, rank, b)) return 0;
       pc = rmax(L, pc, rank);
     }
   } else if (x->op == UOPC_OP_CAST && x->dtype == UOPC_DT_I32 && uopc_dtype_is_float((uopc_dtype)src[0]->dtype)) {
@@ -392,7 +423,7 @@ static int combine(lctx *L, uopc_node *x, const res *k, uint32_t nk, res *out) {
     uopc_node *valid = and_(L, uopc_lt(c, f, hi), not_(L, uopc_lt(c, f, lo)));
     uopc_node *flag = not_(L, valid);
     uopc_node *rank = check(L, UOPI_CHECK_CAST, x, 0, flag);
-    if (!rank || !record(L, L->statusf, 0, flag, rank, f)) return 0;
+    if (!rank || !record(L, L->statusf, 0, rank, f)) return 0;
     pc = rmax(L, pc, rank);
   }
   *out = (res){v, pc};
@@ -489,7 +520,7 @@ static uint32_t self_poison(lctx *L) {
    the rank of an accumulating store, which folds the element's into it);
    for the result, it is folded into the kernel's status. */
 static uopc_node *site(lctx *L, uopc_node *store, uopc_node *pc, int acc) {
-  if (!store) return NULL;
+  if (!store || !records(L, pc)) return NULL;
   if (pc && L->s->bufs[L->self].kind == UOPI_PB_TEMP) {
     uint32_t pb = self_poison(L);
     if (pb == UINT32_MAX) return NULL;
