@@ -586,11 +586,10 @@ uopc_node *uopc_uir_parse(uopc_ctx *c, const char *text, size_t len, const char 
   }
   uopi_names_init(&p.names, c);
   /* The context's error slot is the caller's: set it aside while the core
-     reports refused nodes through it, and put it back afterwards. */
-  uopc_error saved;
-  int had_error = uopc_ctx_error(c) != NULL;
-  if (had_error) saved = *uopc_ctx_error(c);
-  uopc_ctx_clear_error(c);
+     reports refused nodes through it, and put it back afterwards (uopc.h:
+     a call with a uopc_error * leaves the context's error as it was). */
+  uopi_errsave saved;
+  uopi_err_begin(c, &saved);
 
   uopc_node *root = text || len == 0 ? parse_all(&p, text, len) : SYNTAX(&p, 0, "no text");
 
@@ -599,10 +598,7 @@ uopc_node *uopc_uir_parse(uopc_ctx *c, const char *text, size_t len, const char 
   uopc_mem_free(c, p.ints, (size_t)p.ints_cap * sizeof *p.ints);
   uopc_mem_free(c, p.srcs, (size_t)p.srcs_cap * sizeof *p.srcs);
   uopc_mem_free(c, p.namebuf, p.namebuf_cap);
-  uopc_ctx_clear_error(c);
-  if (had_error) {
-    uopc_fail(c, saved.code, "%s", saved.msg);
-  }
+  uopi_err_end(c, &saved, UOPC_OK, NULL); /* *e is the parser's own */
   return root;
 }
 
