@@ -174,6 +174,18 @@ char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, int asm_t
   return s;
 }
 
+uopc_status uopi_tier_of(const uopc_compile_opts *o, uopi_jit_tier *t, uopc_error *e) {
+  *t = UOPI_JIT_TIER0;
+  if (!o || o->tier == UOPC_TIER_FAST) return UOPC_OK;
+  if (o->tier == UOPC_TIER_STRONG) return *t = UOPI_JIT_TIER2, UOPC_OK;
+  if (e) {
+    memset(e, 0, sizeof *e);
+    e->code = UOPC_ERR_ARG;
+    snprintf(e->msg, sizeof e->msg, "unknown tier %d (UOPC_TIER_FAST or UOPC_TIER_STRONG)", (int)o->tier);
+  }
+  return UOPC_ERR_ARG;
+}
+
 uopc_status uopi_compile_shutdown(uopc_error *e) {
   uopi_kcache_drop_unheld(); /* cached code would keep the engine alive */
   return uopi_jit_shutdown(e);

@@ -9,10 +9,16 @@
 #define UOPI_COMPILE_H
 
 #include "kcache/kcache.h"
+#include "uopc/jit.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The JIT tier the options ask for (o NULL: the fast one) in *t.  A value
+   that is not a uopc_tier: UOPC_ERR_ARG, with the message in *e (e may be
+   NULL), *t the fast tier. */
+UOPI_FUNC uopc_status uopi_tier_of(const uopc_compile_opts *o, uopi_jit_tier *t, uopc_error *e);
 
 /* The compiled kernel rooted at root (a SINK, STORE or END) at tier t, as a
    cache entry held once for the caller (release it with

@@ -27,11 +27,10 @@ static void arg_err(uopc_error *e, const char *msg) {
 /* The tier of opts (NULL: the fast one); UOPC_ERR_ARG recorded in c for a
    value that is not a uopc_tier. */
 static uopc_status tier_of(uopc_ctx *c, const uopc_compile_opts *o, uopi_jit_tier *t) {
-  *t = UOPI_JIT_TIER0;
-  if (!o || o->tier == UOPC_TIER_FAST) return UOPC_OK;
-  if (o->tier == UOPC_TIER_STRONG) return *t = UOPI_JIT_TIER2, UOPC_OK;
-  uopc_fail(c, UOPC_ERR_ARG, "unknown tier %d (UOPC_TIER_FAST or UOPC_TIER_STRONG)", (int)o->tier);
-  return UOPC_ERR_ARG;
+  uopc_error e;
+  uopc_status st = uopi_tier_of(o, t, &e);
+  if (st) uopc_fail(c, st, "%s", e.msg);
+  return st;
 }
 
 /* root a node of c (NULL and another context's nodes: UOPC_ERR_ARG). */

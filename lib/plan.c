@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile.h"
 #include "plan_cache.h"
 #include "schedule/schedule.h"
 #include "uopc/jit.h"
@@ -89,9 +90,8 @@ static void set_err(uopc_error *e, uopc_status code, const char *fmt, ...) {
 
 /* A tier that is a uopc_tier (opts NULL: the default); 0 with *e otherwise. */
 static int tier_ok(const uopc_compile_opts *opts, uopc_error *e) {
-  if (!opts || opts->tier == UOPC_TIER_FAST || opts->tier == UOPC_TIER_STRONG) return 1;
-  set_err(e, UOPC_ERR_ARG, "unknown tier %d (UOPC_TIER_FAST or UOPC_TIER_STRONG)", (int)opts->tier);
-  return 0;
+  uopi_jit_tier t;
+  return uopi_tier_of(opts, &t, e) == UOPC_OK;
 }
 
 void uopc_plan_free(uopc_plan *p) {
