@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "timing.h"
 #include "uopc/uopc.h"
 
 extern "C" {
@@ -34,18 +35,6 @@ void ref_attention(float *o, float *s, float *p, const float *q, const float *k,
 }
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double Ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
-
-struct Stats {
-  double med, min, max;
-};
-Stats Of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v.front(), v.back()};
-}
 
 float *Alloc(size_t n) {
   size_t bytes = (n * sizeof(float) + (2u << 20) - 1) & ~((size_t)(2u << 20) - 1);

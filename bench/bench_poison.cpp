@@ -27,21 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "timing.h"
 #include "uopc/uopc.h"
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double Ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
-
-struct Stats {
-  double med, min, max;
-};
-Stats Of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v.front(), v.back()};
-}
 
 [[noreturn]] void Die(const char *what, const char *msg) {
   fprintf(stderr, "bench_poison: %s: %s\n", what, msg);
