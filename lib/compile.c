@@ -176,6 +176,14 @@ char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, int asm_t
 
 uopc_status uopi_tier_of(const uopc_compile_opts *o, uopi_jit_tier *t, uopc_error *e) {
   *t = UOPI_JIT_TIER0;
+  if (o && (o->flags & ~(UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_NO_REORDER | UOPC_COMPILE_NO_UPCAST))) {
+    if (e) {
+      memset(e, 0, sizeof *e);
+      e->code = UOPC_ERR_ARG;
+      snprintf(e->msg, sizeof e->msg, "unknown compile flags 0x%x (UOPC_COMPILE_* bits)", o->flags);
+    }
+    return UOPC_ERR_ARG;
+  }
   if (!o || o->tier == UOPC_TIER_FAST) return UOPC_OK;
   if (o->tier == UOPC_TIER_STRONG) return *t = UOPI_JIT_TIER2, UOPC_OK;
   if (e) {

@@ -61,8 +61,24 @@ typedef enum uopc_tier {
   UOPC_TIER_STRONG = 2, /* default<O2>, full codegen (~6-12 ms); faster code for loop nests */
 } uopc_tier;
 
+/* Bits of uopc_compile_opts.flags.  0 is the default: exact (strict) code,
+   every optimization pass that keeps results bit-identical to `run` on. */
+#define UOPC_COMPILE_FAST_MATH 1u  /* opt-in, changes the last bits: float
+                                      reductions may be reassociated, a*b+c
+                                      contracted to an FMA, exp2/log2/sin
+                                      computed by vectorized approximations
+                                      within the error docs/fast-math.md states */
+#define UOPC_COMPILE_NO_REORDER 2u /* plans: keep the reduce loop innermost
+                                      (no loop interchange) */
+#define UOPC_COMPILE_NO_UPCAST 4u  /* plans: no register tiles / unrolling */
+
 typedef struct uopc_compile_opts {
   uopc_tier tier;
+  unsigned flags;   /* UOPC_COMPILE_* bits; unknown bits are UOPC_ERR_ARG */
+  uint32_t threads; /* plans: threads a call may use (outer loops split,
+                       results bit-identical to one thread); 0: the
+                       engine's default (UOPC_THREADS, else the machine's
+                       CPUs); 1: the calling thread only.  Kernels ignore it */
 } uopc_compile_opts;
 
 /* The rules that prepare a kernel for code generation, applied bottom up
