@@ -17,7 +17,7 @@
 #include "jit/jit_impl.h"
 
 static const char tier0_pipeline[] =
-    "function(loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg)";
+    "function(loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg,loop-mssa(licm))";
 static const char tier2_pipeline[] = "default<O2>";
 
 uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e) {

@@ -62,6 +62,7 @@
 #include "core/ctx.h"
 #include "schedule/schedule.h"
 #include "uopc/algebra.h"
+#include "uopc/jit.h"
 
 #define RANK(code) (1000000 - (int64_t)(code))
 
@@ -556,6 +557,153 @@ static void ranges(lctx *L, const int32_t *shape, uint32_t nd, uopc_node **out, 
   for (uint32_t d = 0; d < nd; d++) out[d] = shape[d] == 1 ? I(L, 0) : uopc_range(L->c, I(L, shape[d]), (*next)++);
 }
 
+/* ---- loop order and register tiles of a REDUCE (docs/loops.md) ----
+ *
+ * A REDUCE's kernel is, as lowered, for o...: { first; for t: step }: each
+ * output element's accumulation runs innermost, in `run`'s order.  Two
+ * passes change the nest without changing any element's order of
+ * operations (each element is still first, then step for t = 0, 1, ... in
+ * turn, by one thread), so results stay bit-identical:
+ *
+ *   interchange  for o \ j: { for j: first; for t: for j': step[j := j'] }
+ *                where j is the innermost output axis, when more of the
+ *                step's accesses are unit-stride along j than along t
+ *                (matmul: the output and B along j, only A along t).  The
+ *                j' loop then vectorizes (elements along j are independent).
+ *   upcast       the output axis i next outside j, when some access of the
+ *                step does not move along i (B[t, j] in matmul: one load
+ *                serves U rows): i = U*i' + u, the U copies of first and of
+ *                step side by side in the j and j' loops (U = 4 or 2, when
+ *                it divides the axis).
+ *
+ * UOPC_COMPILE_NO_REORDER / UOPC_COMPILE_NO_UPCAST turn them off.
+ */
+
+#define TILE_J 16 /* the register tile's width along j: one 512-bit vector of f32 */
+
+/* idx with every RANGE of it set to base (r to base + dr), folded: its value,
+   or INT64_MIN when it does not fold to a constant (it loads, say) */
+static int64_t value_at(lctx *L, uopc_node *idx, uopc_node *r, int64_t base, int64_t dr) {
+  uint32_t n = 0, k = 0;
+  uopc_node **all = uopc_toposort(L->c, idx, &n);
+  if (!all) return INT64_MIN;
+  uopc_node *from[16], *to[16];
+  int ok = 1;
+  for (uint32_t q = 0; q < n && ok; q++) {
+    if (all[q]->op != UOPC_OP_RANGE) continue;
+    if (k == 16) ok = 0;
+    else from[k] = all[q], to[k++] = I(L, base + (all[q] == r ? dr : 0));
+  }
+  uopc_mem_free(L->c, all, (size_t)n * sizeof *all);
+  uopc_node *v = ok ? simp(L, uopc_substitute(L->c, idx, from, to, k)) : NULL;
+  return v && v->op == UOPC_OP_CONST ? (int64_t)uopc_const_value(v) : INT64_MIN;
+}
+
+/* How far idx moves when r grows by one, measured at two points (every range
+   0, then every range 1): the stride, or INT64_MIN where the two disagree or
+   do not fold.  A heuristic for the loop passes, never for correctness. */
+static int64_t stride_along(lctx *L, uopc_node *idx, uopc_node *r) {
+  int64_t a0 = value_at(L, idx, r, 0, 0), a1 = value_at(L, idx, r, 0, 1);
+  int64_t b0 = value_at(L, idx, r, 1, 0), b1 = value_at(L, idx, r, 1, 1);
+  if (a0 == INT64_MIN || a1 == INT64_MIN || b0 == INT64_MIN || b1 == INT64_MIN) return INT64_MIN;
+  return a1 - a0 == b1 - b0 ? a1 - a0 : INT64_MIN;
+}
+
+typedef struct strides {
+  uint32_t unit_j, unit_t;  /* accesses of unit stride along j, along t */
+  uint32_t still_i;         /* accesses that do not move along i */
+} strides;
+
+/* Counts the memory accesses of g (its INDEX nodes into buffers) by their
+   strides along j, t and i (i may be NULL). */
+static int count_strides(lctx *L, uopc_node *g, uopc_node *j, uopc_node *t, uopc_node *i, strides *out) {
+  uint32_t n = 0;
+  uopc_node **all = uopc_toposort(L->c, g, &n);
+  if (!all) return 0;
+  memset(out, 0, sizeof *out);
+  for (uint32_t k = 0; k < n; k++) {
+    uopc_node *x = all[k];
+    if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER) continue;
+    int64_t sj = stride_along(L, x->src[1], j);
+    out->unit_j += sj == 1;
+    out->unit_t += stride_along(L, x->src[1], t) == 1;
+    if (i && sj != 0) out->still_i += stride_along(L, x->src[1], i) == 0;
+  }
+  uopc_mem_free(L->c, all, (size_t)n * sizeof *all);
+  return 1;
+}
+
+/* g with r := U*r' + u, for u = 0 .. U-1, as a SINK of the U copies */
+static uopc_node *upcast_copies(lctx *L, uopc_node *g, uopc_node *r, uopc_node *r2, int64_t U) {
+  uopc_node *copy[8];
+  for (int64_t u = 0; u < U; u++) {
+    uopc_node *at = uopc_add(L->c, uopc_mul(L->c, r2, I(L, U)), I(L, u));
+    copy[u] = at ? uopc_substitute(L->c, g, &r, &at, 1) : NULL;
+    if (!copy[u]) return NULL;
+  }
+  return uopc_sink(L->c, copy, (uint32_t)U);
+}
+
+/* The loop nest of a REDUCE: first (the peeled element) and step (one
+   accumulation, at t) inside the output ranges o. */
+static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_node **o, uint32_t nd, uopc_node *t,
+                            int64_t *next) {
+  uopc_ctx *c = L->c;
+  int jx = -1, ix = -1;
+  for (uint32_t d = 0; d < nd; d++)
+    if (o[d]->op == UOPC_OP_RANGE) ix = jx, jx = (int)d;
+  strides sc = {0};
+  int64_t jn = jx >= 0 ? (int64_t)uopc_const_value(o[jx]->src[0]) : 0;
+  int64_t in = ix >= 0 ? (int64_t)uopc_const_value(o[ix]->src[0]) : 0;
+  int tileable = !(L->s->flags & UOPC_COMPILE_NO_UPCAST) && jn % TILE_J == 0 && jn > TILE_J && in % 2 == 0;
+  int swap = jx >= 0 && !(L->s->flags & UOPC_COMPILE_NO_REORDER) &&
+             count_strides(L, step, o[jx], t, ix >= 0 ? o[ix] : NULL, &sc) &&
+             (sc.unit_j > sc.unit_t || (tileable && sc.still_i));
+  if (!swap) {
+    uopc_node *body = uopc_sink(c, (uopc_node *[]){first, uopc_end(c, step, &t, 1)}, 2);
+    return uopc_sink(c, (uopc_node *[]){end_over(L, body, o, nd)}, 1);
+  }
+  uopc_node *j = o[jx], *j2 = uopc_range(c, j->src[0], (*next)++);
+  step = j2 ? uopc_substitute(c, step, &j, &j2, 1) : NULL;
+  int64_t U = 0, isize = ix >= 0 ? (int64_t)uopc_const_value(o[ix]->src[0]) : 0;
+  if (ix >= 0 && sc.still_i && !(L->s->flags & UOPC_COMPILE_NO_UPCAST))
+    U = isize % 8 == 0 ? 8 : isize % 4 == 0 ? 4 : isize % 2 == 0 ? 2 : 0;
+  uopc_node *outer[UOPC_LIMIT_DIMS];
+  uint32_t no = 0;
+  for (uint32_t d = 0; d < nd; d++)
+    if ((int)d != jx) outer[no++] = o[d];
+  uopc_node *i2 = NULL;
+  if (U) {
+    uopc_node *i = o[ix];
+    i2 = uopc_range(c, I(L, isize / U), (*next)++);
+    first = i2 ? upcast_copies(L, first, i, i2, U) : NULL;
+    step = i2 && step ? upcast_copies(L, step, i, i2, U) : NULL;
+    for (uint32_t d = 0; d < no; d++)
+      if (outer[d] == i) outer[d] = i2;
+  }
+  if (!first || !step) return NULL;
+  int64_t jsize = (int64_t)uopc_const_value(j->src[0]);
+  if (U && jsize % TILE_J == 0 && jsize > TILE_J) { /* register tile: j = TILE_J*jo + jr */
+    uopc_node *jo = uopc_range(c, I(L, jsize / TILE_J), (*next)++);
+    uopc_node *jr = uopc_range(c, I(L, TILE_J), (*next)++), *jr2 = uopc_range(c, I(L, TILE_J), (*next)++);
+    uopc_node *at = uopc_add(c, uopc_mul(c, jo, I(L, TILE_J)), jr), *at2 = uopc_add(c, uopc_mul(c, jo, I(L, TILE_J)), jr2);
+    first = at ? uopc_substitute(c, first, &j, &at, 1) : NULL;
+    step = at2 ? uopc_substitute(c, step, &j2, &at2, 1) : NULL;
+    j = jr, j2 = jr2;
+    for (uint32_t d = 0; d < no; d++) /* the column block outside the row blocks: B's block stays in cache */
+      if (outer[d] == i2) {
+        memmove(outer + d + 1, outer + d, (no - d) * sizeof *outer);
+        outer[d] = jo, no++;
+        break;
+      }
+    if (!first || !step) return NULL;
+  }
+  uopc_node *fj = uopc_end(c, first, &j, 1);
+  uopc_node *sj = uopc_end(c, uopc_end(c, step, &j2, 1), &t, 1);
+  uopc_node *body = uopc_sink(c, (uopc_node *[]){fj, sj}, 2);
+  return uopc_sink(c, (uopc_node *[]){end_over(L, body, outer, no)}, 1);
+}
+
 /* The kernel's SINK for buffer b. */
 static uopc_node *kernel_graph(lctx *L, uint32_t b) {
   uopc_ctx *c = L->c;
@@ -597,9 +745,9 @@ static uopc_node *kernel_graph(lctx *L, uint32_t b) {
     }
     if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
     uopc_node *acc = uopc_alu2(c, (uopc_op)m->arg.rop, uopc_load(c, addr), r.v);
-    uopc_node *inner = uopc_end(c, site(L, uopc_store(c, addr, acc), r.pc, 1), &t, 1);
-    uopc_node *body = uopc_sink(c, (uopc_node *[]){first, inner}, 2);
-    return uopc_sink(c, (uopc_node *[]){end_over(L, body, o, nd)}, 1);
+    uopc_node *step = site(L, uopc_store(c, addr, acc), r.pc, 1);
+    if (!first || !step) return NULL;
+    return loop_nest(L, first, step, o, nd, t, &next);
   }
   if (own == b && m->op == UOPC_OP_STACK) { /* one loop nest per element */
     uopi_nodes parts = {0}; /* scratch: reset by uopi_lower_buffer */

@@ -88,13 +88,14 @@ typedef struct uopi_schedule {
   uopi_skernel *kernels; /* in execution order */
   uint32_t nchecks, cap_checks;
   uopi_scheck *checks;   /* code k is checks[k - 1] */
+  unsigned flags;        /* UOPC_COMPILE_* bits (jit.h): which loop passes run */
 } uopi_schedule;
 
 /* Schedules the program rooted at root (a value: not a SINK/STORE/END).
    Kernel graphs and arrays live in c.  On error returns the status with the
    context's error set (naming the node, at its .uir position when known).
    Free with uopi_schedule_free (the CONST data). */
-UOPI_FUNC uopc_status uopi_schedule_build(uopc_ctx *c, uopc_node *root, uopi_schedule *out);
+UOPI_FUNC uopc_status uopi_schedule_build(uopc_ctx *c, uopc_node *root, unsigned flags, uopi_schedule *out);
 UOPI_FUNC void uopi_schedule_free(uopi_schedule *s);
 /* Appends the schedule to b, one line a buffer and a kernel, each starting
    with prefix: what UOPC_DEBUG=schedule prints (prefix "uopc schedule: "). */
