@@ -84,6 +84,7 @@ int uopi_plan_key_make(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *op
   if (!(w.p = malloc(w.cap))) w.cap = 0;
   put32(&w, KEY_FORMAT);
   put32(&w, (uint32_t)(opts ? opts->tier : UOPC_TIER_FAST));
+  put32(&w, opts ? opts->flags : 0u); /* every flag changes the kernels (fast math, the loop passes) */
   put32(&w, n);
   const char *files[8];
   uint32_t nfiles = 0;
