@@ -612,6 +612,7 @@ static int64_t stride_along(lctx *L, uopc_node *idx, uopc_node *r) {
 typedef struct strides {
   uint32_t unit_j, unit_t;  /* accesses of unit stride along j, along t */
   uint32_t still_i;         /* accesses that do not move along i */
+  uint32_t gathered;        /* accesses that move along j by more than one */
 } strides;
 
 /* Counts the memory accesses of g (its INDEX nodes into buffers) by their
@@ -626,6 +627,7 @@ static int count_strides(lctx *L, uopc_node *g, uopc_node *j, uopc_node *t, uopc
     if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER) continue;
     int64_t sj = stride_along(L, x->src[1], j);
     out->unit_j += sj == 1;
+    out->gathered += sj != 0 && sj != 1;
     out->unit_t += stride_along(L, x->src[1], t) == 1;
     if (i && sj != 0) out->still_i += stride_along(L, x->src[1], i) == 0;
   }
@@ -635,7 +637,7 @@ static int count_strides(lctx *L, uopc_node *g, uopc_node *j, uopc_node *t, uopc
 
 /* g with r := U*r' + u, for u = 0 .. U-1, as a SINK of the U copies */
 static uopc_node *upcast_copies(lctx *L, uopc_node *g, uopc_node *r, uopc_node *r2, int64_t U) {
-  uopc_node *copy[8];
+  uopc_node *copy[16];
   for (int64_t u = 0; u < U; u++) {
     uopc_node *at = uopc_add(L->c, uopc_mul(L->c, r2, I(L, U)), I(L, u));
     copy[u] = at ? uopc_substitute(L->c, g, &r, &at, 1) : NULL;
@@ -667,7 +669,8 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
   step = j2 ? uopc_substitute(c, step, &j, &j2, 1) : NULL;
   int64_t U = 0, isize = ix >= 0 ? (int64_t)uopc_const_value(o[ix]->src[0]) : 0;
   if (ix >= 0 && sc.still_i && !(L->s->flags & UOPC_COMPILE_NO_UPCAST))
-    U = isize % 8 == 0 ? 8 : isize % 4 == 0 ? 4 : isize % 2 == 0 ? 2 : 0;
+    U = sc.gathered && isize % 16 == 0 ? 16 /* a gather shared by more rows */
+        : isize % 8 == 0 ? 8 : isize % 4 == 0 ? 4 : isize % 2 == 0 ? 2 : 0;
   uopc_node *outer[UOPC_LIMIT_DIMS];
   uint32_t no = 0;
   for (uint32_t d = 0; d < nd; d++)
