@@ -579,6 +579,8 @@ static void ranges(lctx *L, const int32_t *shape, uint32_t nd, uopc_node **out, 
  * UOPC_COMPILE_NO_REORDER / UOPC_COMPILE_NO_UPCAST turn them off.
  */
 
+static int renumber(lctx *L, uopc_node *k, uopi_skernel *out);
+
 #define TILE_J 16 /* the register tile's width along j: one 512-bit vector of f32 */
 
 /* idx with every RANGE of it set to base (r to base + dr), folded: its value,
@@ -646,6 +648,91 @@ static uopc_node *upcast_copies(lctx *L, uopc_node *g, uopc_node *r, uopc_node *
   return uopc_sink(L->c, copy, (uint32_t)U);
 }
 
+/* A transposed copy of buffer b seen as (R, C) = (numel / C, its last
+   axis): a new temporary bt of shape (C, R), bt[c, r] = b[r, c], and its
+   kernel, scheduled now (before the kernel being lowered, which reads it).
+   UINT32_MAX on failure. */
+static uint32_t transposed_copy(lctx *L, uint32_t b, int32_t R, int32_t C) {
+  uopc_ctx *c = L->c;
+  uopi_schedule *s = L->s;
+  for (uint32_t k = 0; k < s->nbufs; k++) /* made already (another kernel reads b the same way) */
+    if (s->bufs[k].transposed && s->bufs[k].slot == (int64_t)b) return k;
+  uopc_node *src = s->bufs[b].node;
+  int32_t rc[2] = {R, C}, perm[2] = {1, 0}, cr[2] = {C, R};
+  uopc_node *view = src && src->ndim ? uopc_permute(c, uopc_reshape(c, src, rc, 2), perm, 2) : src;
+  uint32_t bt = uopi_schedule_add_buf(s, UOPI_PB_TEMP, s->bufs[b].dtype, cr, 2, view);
+  if (bt == UINT32_MAX) return bt;
+  s->bufs[bt].transposed = 1;
+  s->bufs[bt].slot = b; /* which buffer it copies */
+  uopc_node *rr = uopc_range(c, I(L, R), 0), *cc = uopc_range(c, I(L, C), 1);
+  uopc_node *from = uopc_add(c, uopc_mul(c, rr, I(L, C)), cc), *to = uopc_add(c, uopc_mul(c, cc, I(L, R)), rr);
+  uopc_node *ld = from ? uopc_load(c, uopc_index(c, buffer_node(L, b), &from, 1)) : NULL;
+  uopc_node *st = ld && to ? uopc_store(c, uopc_index(c, buffer_node(L, bt), &to, 1), ld) : NULL;
+  uopc_node *g = st ? uopc_sink(c, (uopc_node *[]){uopc_end(c, st, (uopc_node *[]){rr, cc}, 2)}, 1) : NULL;
+  uopi_skernel sk = {0};
+  if (!g || !renumber(L, g, &sk)) return UINT32_MAX;
+  sk.out = bt, sk.status = sk.statusf = UINT32_MAX;
+  if (!uopi_grow(c, (void **)&s->kernels, &s->cap_kernels, s->nkernels + 1, sizeof *s->kernels)) return UINT32_MAX;
+  s->kernels[s->nkernels++] = sk;
+  return bt;
+}
+
+/* The step's gathered reads (stride C along j, 1 along t: a row of b read
+   along t for each j, as K in Q K^T) of small buffers that hold no poison
+   become reads of a transposed copy (unit stride along j), in first and
+   step: INDEX(b, i) -> INDEX(bt, (i % C) * R + i // C), exact for every i
+   in range, simplified.  Returns 0 on failure (out of memory). */
+static int untranspose(lctx *L, uopc_node **first, uopc_node **step, uopc_node *j, uopc_node *t) {
+  uopc_ctx *c = L->c;
+  uint32_t n = 0;
+  uopc_node **all = uopc_toposort(c, *step, &n);
+  if (!all) return 0;
+  uopi_nodes from = {0}, to = {0}; /* scratch: reset by uopi_lower_buffer */
+  int ok = 1;
+  uint32_t done[8], ndone = 0;
+  for (uint32_t k = 0; k < n && ok && ndone < 8; k++) {
+    uopc_node *x = all[k];
+    if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER) continue;
+    uint32_t b = (uint32_t)x->src[0]->arg.i;
+    const uopi_pbuf *pb = &L->s->bufs[b];
+    int32_t C = pb->ndim ? pb->shape[pb->ndim - 1] : 1;
+    int clean = pb->kind == UOPI_PB_INPUT || pb->kind == UOPI_PB_CONST || (pb->kind == UOPI_PB_TEMP && pb->poison == UINT32_MAX);
+    if (!clean || b == L->self || C < 2 || pb->numel / C < 2 || pb->numel > (1 << 22)) continue;
+    if (stride_along(L, x->src[1], j) != C || stride_along(L, x->src[1], t) != 1) continue;
+    int seen = 0;
+    for (uint32_t q = 0; q < ndone; q++) seen |= done[q] == b;
+    if (seen) continue;
+    done[ndone++] = b;
+  }
+  uopc_mem_free(c, all, (size_t)n * sizeof *all);
+  for (uint32_t q = 0; q < ndone && ok; q++) {
+    uint32_t b = done[q];
+    const uopi_pbuf *pb = &L->s->bufs[b];
+    int32_t C = pb->shape[pb->ndim - 1], R = (int32_t)(pb->numel / C);
+    uint32_t bt = transposed_copy(L, b, R, C);
+    if (bt == UINT32_MAX) return 0;
+    for (int w = 0; w < 2 && ok; w++) { /* every INDEX into b, in first and in step */
+      uopc_node **g = w ? step : first;
+      uint32_t m = 0;
+      uopc_node **xs = uopc_toposort(c, *g, &m);
+      if (!xs) return 0;
+      from.n = to.n = 0;
+      for (uint32_t k = 0; k < m && ok; k++) {
+        uopc_node *x = xs[k];
+        if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER || x->src[0]->arg.i != (int64_t)b) continue;
+        uopc_node *i = x->src[1];
+        uopc_node *ni = simp(L, uopc_add(c, uopc_mul(c, uopc_mod_k(c, i, C), I(L, R)), uopc_idiv_k(c, i, (double)C)));
+        uopc_node *nx = ni ? uopc_index(c, buffer_node(L, bt), &ni, 1) : NULL;
+        ok = nx && uopi_nodes_push(c, &from, x) && uopi_nodes_push(c, &to, nx);
+      }
+      uopc_mem_free(c, xs, (size_t)m * sizeof *xs);
+      if (ok && from.n) *g = uopc_substitute(c, *g, from.v, to.v, from.n);
+      ok = ok && *g;
+    }
+  }
+  return ok;
+}
+
 /* The loop nest of a REDUCE: first (the peeled element) and step (one
    accumulation, at t) inside the output ranges o. */
 static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_node **o, uint32_t nd, uopc_node *t,
@@ -664,6 +751,11 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
   if (!swap) {
     uopc_node *body = uopc_sink(c, (uopc_node *[]){first, uopc_end(c, step, &t, 1)}, 2);
     return uopc_sink(c, (uopc_node *[]){end_over(L, body, o, nd)}, 1);
+  }
+  if (sc.gathered && tileable) { /* gathers of small buffers: read a transposed copy */
+    if (!untranspose(L, &first, &step, o[jx], t) ||
+        !count_strides(L, step, o[jx], t, ix >= 0 ? o[ix] : NULL, &sc))
+      return NULL;
   }
   uopc_node *j = o[jx], *j2 = uopc_range(c, j->src[0], (*next)++);
   step = j2 ? uopc_substitute(c, step, &j, &j2, 1) : NULL;

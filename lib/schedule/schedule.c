@@ -95,7 +95,8 @@ uopc_status uopi_schedule_build(uopc_ctx *c, uopc_node *root, unsigned flags, uo
   if (!r.buf) return uopc_ctx_error(c)->code;
   uopc_status st = uopi_realize(s, &r);
   for (uint32_t b = 0; b < s->nbufs && st == UOPC_OK; b++)
-    if (s->bufs[b].kind == UOPI_PB_TEMP || s->bufs[b].kind == UOPI_PB_OUTPUT) st = uopi_lower_buffer(s, &r, b);
+    if ((s->bufs[b].kind == UOPI_PB_TEMP && !s->bufs[b].transposed) || s->bufs[b].kind == UOPI_PB_OUTPUT)
+      st = uopi_lower_buffer(s, &r, b);
   uopi_table_release(c, r.buf);
   if (st == UOPC_OK) debug_print(s);
   return st;

@@ -46,6 +46,8 @@ typedef struct uopi_pbuf {
   void *data;         /* CONST: numel values in buffer layout (malloc) */
   uopc_node *node;    /* the program node it holds (INPUT, CONST, TEMP, OUTPUT) */
   uint32_t poison;    /* TEMP: its UOPI_PB_POISON buffer, or UINT32_MAX (never poison) */
+  int transposed;     /* TEMP: a transposed copy of another buffer, made (with its
+                         kernel) by the loop passes of lower.c: not lowered again */
 } uopi_pbuf;
 
 /* What a poison code means (a check in a kernel). */
