@@ -29,6 +29,15 @@ static int no_wrap(uopi_cg *E, const uopc_node *u) {
   return lo >= INT32_MIN && hi <= INT32_MAX;
 }
 
+/* nuw as well when both operands are never negative (then no signed wrap
+   means no unsigned wrap): alias analysis looks through zext(a + c) only
+   with it, which the register tiles of plans (docs/loops.md) need. */
+static void set_wrap_flags(uopi_cg *E, const uopc_node *u, LLVMValueRef r) {
+  if (!no_wrap(E, u)) return;
+  LLVMSetNSW(r, 1);
+  if (uopc_vmin(E->c, u->src[0]) >= 0 && uopc_vmin(E->c, u->src[1]) >= 0) LLVMSetNUW(r, 1);
+}
+
 static LLVMValueRef libm(uopi_cg *E, const char *name, LLVMValueRef x, uopc_dtype t) {
   LLVMTypeRef ft = LLVMFunctionType(E->f64, &E->f64, 1, 0);
   LLVMValueRef f = LLVMGetNamedFunction(E->m, name);
@@ -94,13 +103,13 @@ LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s) {
     if (t == UOPC_DT_BOOL) return LLVMBuildOr(b, s[0], s[1], "or");
     if (fl) return LLVMBuildFAdd(b, s[0], s[1], "add");
     r = LLVMBuildAdd(b, s[0], s[1], "add");
-    if (no_wrap(E, u)) LLVMSetNSW(r, 1);
+    set_wrap_flags(E, u, r);
     return r;
   case UOPC_OP_MUL:
     if (t == UOPC_DT_BOOL) return LLVMBuildAnd(b, s[0], s[1], "and");
     if (fl) return LLVMBuildFMul(b, s[0], s[1], "mul");
     r = LLVMBuildMul(b, s[0], s[1], "mul");
-    if (no_wrap(E, u)) LLVMSetNSW(r, 1);
+    set_wrap_flags(E, u, r);
     return r;
   case UOPC_OP_MAX: /* b if b > a else a */
     if (t == UOPC_DT_BOOL) return LLVMBuildOr(b, s[0], s[1], "max");

@@ -1,8 +1,13 @@
 /* lib/jit/passes.c - the IR pipelines of the two tiers, and prepare.
  *
- * TIER0 is the short pipeline measured in docs/jit.md: LICM (hoists the
- * loop-invariant loads of a loop nest), the loop vectorizer at the host's
- * width without interleaving, and simplifycfg to clean up after it.  No
+ * TIER0 is the short pipeline measured in docs/jit.md: early CSE (one
+ * value for a + b and b + a, which alias analysis then sees as the same
+ * address), LICM (hoists the loop-invariant loads of a loop nest), the loop
+ * vectorizer at the host's width without interleaving, simplifycfg to clean
+ * up after it, and LICM again: a plan's register tile (docs/loops.md) is a
+ * 16-wide loop that the vectorizer turns into straight-line vector code,
+ * whose accumulators at loop-invariant addresses the second LICM promotes
+ * to registers across the reduce loop.  No
  * mem2reg/SROA, no loop rotation, no unrolling: the lowering emits SSA and
  * bottom-tested loops itself.  TIER2 is LLVM's default<O2> with the SLP
  * vectorizer on, as clang -O2 runs it.
@@ -17,7 +22,7 @@
 #include "jit/jit_impl.h"
 
 static const char tier0_pipeline[] =
-    "function(loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg,loop-mssa(licm))";
+    "function(early-cse,loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg,loop-mssa(licm))";
 static const char tier2_pipeline[] = "default<O2>";
 
 uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e) {

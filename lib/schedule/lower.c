@@ -779,11 +779,23 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
   if (!first || !step) return NULL;
   int64_t jsize = (int64_t)uopc_const_value(j->src[0]);
   if (U && jsize % TILE_J == 0 && jsize > TILE_J) { /* register tile: j = TILE_J*jo + jr */
-    uopc_node *jo = uopc_range(c, I(L, jsize / TILE_J), (*next)++);
+    /* V vectors side by side when the row block leaves registers for them:
+       j = TILE_J*V*jo + jr + TILE_J*v (the constant outermost, so LLVM's
+       alias analysis sees the V columns as one base plus offsets) */
+    int64_t V = U && U <= 8 && jsize % (2 * TILE_J) == 0 ? 2 : 1;
+    uopc_node *jo = uopc_range(c, I(L, jsize / (TILE_J * V)), (*next)++);
     uopc_node *jr = uopc_range(c, I(L, TILE_J), (*next)++), *jr2 = uopc_range(c, I(L, TILE_J), (*next)++);
-    uopc_node *at = uopc_add(c, uopc_mul(c, jo, I(L, TILE_J)), jr), *at2 = uopc_add(c, uopc_mul(c, jo, I(L, TILE_J)), jr2);
-    first = at ? uopc_substitute(c, first, &j, &at, 1) : NULL;
-    step = at2 ? uopc_substitute(c, step, &j2, &at2, 1) : NULL;
+    uopc_node *fv[2], *sv[2];
+    for (int64_t v = 0; v < V && first && step; v++) {
+      uopc_node *at = uopc_add(c, uopc_add(c, uopc_mul(c, jo, I(L, TILE_J * V)), jr), I(L, TILE_J * v));
+      uopc_node *at2 = uopc_add(c, uopc_add(c, uopc_mul(c, jo, I(L, TILE_J * V)), jr2), I(L, TILE_J * v));
+      fv[v] = at ? uopc_substitute(c, first, &j, &at, 1) : NULL;
+      sv[v] = at2 ? uopc_substitute(c, step, &j2, &at2, 1) : NULL;
+      if (!fv[v] || !sv[v]) return NULL;
+    }
+    if (!first || !step) return NULL;
+    first = V == 1 ? fv[0] : uopc_sink(c, fv, (uint32_t)V);
+    step = V == 1 ? sv[0] : uopc_sink(c, sv, (uint32_t)V);
     j = jr, j2 = jr2;
     for (uint32_t d = 0; d < no; d++) /* the column block outside the row blocks: B's block stays in cache */
       if (outer[d] == i2) {
