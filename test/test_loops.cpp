@@ -112,7 +112,14 @@ std::string Ir(uopc_ctx *c, uopc_node *u, unsigned flags) {
 
 }  // namespace
 
+// Sets UOPC_TILE_MIN_WORK for a scope (the tile's threshold, docs/loops.md).
+struct TileMinWork {
+  explicit TileMinWork(const char *v) { setenv("UOPC_TILE_MIN_WORK", v, 1); }
+  ~TileMinWork() { unsetenv("UOPC_TILE_MIN_WORK"); }
+};
+
 TEST(LoopPasses, TiledReductionsMatchRunBitForBit) {
+  TileMinWork every("1");  // these shapes are small: tile them all
   std::mt19937_64 rng(12);
   int changed = 0, n = 0;
   for (int round = 0; round < 60; round++, n++) {
@@ -136,6 +143,7 @@ TEST(LoopPasses, TiledReductionsMatchRunBitForBit) {
 // the 16-wide tile promoted to registers (no store inside the t loop): its
 // IR has the vector accumulators, and without the passes it has none.
 TEST(LoopPasses, MatmulGetsARegisterTile) {
+  TileMinWork every("1");
   Ctx c;
   std::mt19937_64 rng(3);
   uopc_node *A = Literal(c, rng, UOPC_DT_F32, 64, 64), *B = Literal(c, rng, UOPC_DT_F32, 64, 64);
@@ -156,4 +164,26 @@ TEST(LoopPasses, MatmulGetsARegisterTile) {
   EXPECT_EQ(loops(on), 5u);
   EXPECT_EQ(PlanWith(c, u, 0), run_text(c, u));
   uopc_plan_cache_clear();
+}
+
+// The default thresholds: a small matmul is only interchanged (the tile's
+// compile time would not pay back in one call), the benchmark's is tiled.
+TEST(LoopPasses, TileOnlyWhereItPaysBack) {
+  Ctx c;
+  auto loops = [](const std::string &ir) {
+    size_t k = 0, n = 0;
+    while ((k = ir.find("phi i32", k)) != std::string::npos) n++, k++;
+    return n;
+  };
+  for (int n : {64, 1024}) {
+    std::string src = "%A = param : slot=0 dtype=f32 shape=(N, N)\n%B = param : slot=1 dtype=f32 shape=(N, N)\n"
+                      "%a1 = reshape %A, (N, 1, N)\n%a2 = expand %a1, (N, N, N)\n%bt = permute %B, (1, 0)\n"
+                      "%b1 = reshape %bt, (1, N, N)\n%b2 = expand %b1, (N, N, N)\n%p = mul %a2, %b2\n"
+                      "%c = reduce %p : op=add pop=1\n";
+    for (size_t k; (k = src.find('N')) != std::string::npos;) src.replace(k, 1, std::to_string(n));
+    uopc_error e;
+    uopc_node *u = uopc_uir_parse(c, src.c_str(), src.size(), "mm.uir", &e);
+    ASSERT_NE(u, nullptr) << e.msg;
+    EXPECT_EQ(loops(Ir(c, u, 0)), n == 64 ? 4u : 5u) << n;  // i, j, t, j' / jo, io, jr, t, jr'
+  }
 }

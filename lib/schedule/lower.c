@@ -582,6 +582,8 @@ static void ranges(lctx *L, const int32_t *shape, uint32_t nd, uopc_node **out, 
 static int renumber(lctx *L, uopc_node *k, uopi_skernel *out);
 
 #define TILE_J 16 /* the register tile's width along j: one 512-bit vector of f32 */
+#define TILE_WORK_VECTOR 268435456.0 /* 2^28: see loop_nest */
+#define TILE_WORK_CHAIN 8388608.0    /* 2^23 */
 
 /* idx with every RANGE of it set to base (r to base + dr), folded: its value,
    or INT64_MIN when it does not fold to a constant (it loads, say) */
@@ -744,10 +746,23 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
   strides sc = {0};
   int64_t jn = jx >= 0 ? (int64_t)uopc_const_value(o[jx]->src[0]) : 0;
   int64_t in = ix >= 0 ? (int64_t)uopc_const_value(o[ix]->src[0]) : 0;
-  int tileable = !(L->s->flags & UOPC_COMPILE_NO_UPCAST) && jn % TILE_J == 0 && jn > TILE_J && in % 2 == 0;
-  int swap = jx >= 0 && !(L->s->flags & UOPC_COMPILE_NO_REORDER) &&
-             count_strides(L, step, o[jx], t, ix >= 0 ? o[ix] : NULL, &sc) &&
-             (sc.unit_j > sc.unit_t || (tileable && sc.still_i));
+  double work = uopc_const_value(t->src[0]) + 1; /* multiply-adds, say: elements x reduce length */
+  for (uint32_t d = 0; d < nd; d++)
+    if (o[d]->op == UOPC_OP_RANGE) work *= uopc_const_value(o[d]->src[0]);
+  int measured = jx >= 0 && !(L->s->flags & UOPC_COMPILE_NO_REORDER) &&
+                 count_strides(L, step, o[jx], t, ix >= 0 ? o[ix] : NULL, &sc);
+  /* the tile and the row blocks cost compile time (8 to 16 copies of the
+     step: about 6 ms more per kernel); they are made only where one call
+     saves more than that: where the interchange alone vectorizes the loop,
+     from 2^28 multiply-adds (matmul 1024, measured break-even near 512^3);
+     where only the tile makes the loop vectorize (the step runs as a
+     latency-bound chain otherwise: attention's Q K^T), from 2^23 */
+  int anyway = measured && sc.unit_j > sc.unit_t;
+  uint64_t min_work; /* UOPC_TILE_MIN_WORK overrides both (tests: 1) */
+  int pays = uopi_env_count("UOPC_TILE_MIN_WORK", &min_work) ? work >= (double)min_work
+                                                             : work >= (anyway ? TILE_WORK_VECTOR : TILE_WORK_CHAIN);
+  int tileable = !(L->s->flags & UOPC_COMPILE_NO_UPCAST) && pays && jn % TILE_J == 0 && jn > TILE_J && in % 2 == 0;
+  int swap = measured && (anyway || (tileable && sc.still_i));
   if (!swap) {
     uopc_node *body = uopc_sink(c, (uopc_node *[]){first, uopc_end(c, step, &t, 1)}, 2);
     return uopc_sink(c, (uopc_node *[]){end_over(L, body, o, nd)}, 1);
@@ -760,7 +775,7 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
   uopc_node *j = o[jx], *j2 = uopc_range(c, j->src[0], (*next)++);
   step = j2 ? uopc_substitute(c, step, &j, &j2, 1) : NULL;
   int64_t U = 0, isize = ix >= 0 ? (int64_t)uopc_const_value(o[ix]->src[0]) : 0;
-  if (ix >= 0 && sc.still_i && !(L->s->flags & UOPC_COMPILE_NO_UPCAST))
+  if (ix >= 0 && sc.still_i && pays && !(L->s->flags & UOPC_COMPILE_NO_UPCAST))
     U = sc.gathered && isize % 16 == 0 ? 16 /* a gather shared by more rows */
         : isize % 8 == 0 ? 8 : isize % 4 == 0 ? 4 : isize % 2 == 0 ? 2 : 0;
   uopc_node *outer[UOPC_LIMIT_DIMS];
