@@ -22,7 +22,7 @@
 #include "uopc/jit.h"
 #include "uopc/plan.h"
 
-#define KEY_FORMAT 1u /* bump when the serialization changes */
+#define KEY_FORMAT 2u /* bump when the serialization changes (2: the compile flags) */
 
 /* ---- the key ---- */
 
@@ -84,6 +84,7 @@ int uopi_plan_key_make(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *op
   if (!(w.p = malloc(w.cap))) w.cap = 0;
   put32(&w, KEY_FORMAT);
   put32(&w, (uint32_t)(opts ? opts->tier : UOPC_TIER_FAST));
+  put32(&w, opts ? opts->flags : 0); /* fast math: other kernels (docs/fast-math.md) */
   put32(&w, n);
   const char *files[8];
   uint32_t nfiles = 0;
