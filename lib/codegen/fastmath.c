@@ -108,19 +108,23 @@ static LLVMValueRef log2f_ir(uopi_cg *E, LLVMValueRef x) {
   return sel(E, fcmp(E, LLVMRealUNO, x, x), x, r);
 }
 
-/* sin(x): k = rint(x * 2/pi), r = x - k*pi/2 in three parts (Cody-Waite:
-   k*P1 is exact while |k| < 2^16), sin or cos of r (Cephes' degree 7 and 8
-   polynomials on [-pi/4, pi/4]) by k's low bit, negated when bit 1 is set.
-   +-inf and NaN: NaN (r is NaN). */
+/* sin(x): k = rint(x * 2/pi) and r = x - k*pi/2 in double (FreeBSD's
+   __rem_pio2f medium case: pi/2 as 33 + 53 bits), r rounded to f32, then
+   sin or cos of r (Cephes' degree 7 and 8 polynomials on [-pi/4, pi/4]) by
+   k's low bit, negated when bit 1 is set.  |x| >= SIN_MAX (where the
+   reduction loses its accuracy), +-inf and NaN: NaN. */
+#define SIN_MAX 0x1p24
 static LLVMValueRef sinf_ir(uopi_cg *E, LLVMValueRef x) {
   static const double S[] = {-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1};
   static const double C[] = {2.443315711809948E-005, -1.388731625493765E-003, 4.166664568298827E-002};
   LLVMBuilderRef b = E->b;
-  LLVMValueRef k = call1(E, "llvm.rint", mul(E, x, fc(E, 0.63661977236758134308)));
-  LLVMValueRef ki = LLVMBuildFreeze(b, LLVMBuildFPToSI(b, k, E->i32, ""), ""); /* |x| huge or not finite: any */
-  LLVMValueRef r = sub(E, x, mul(E, k, fc(E, 1.5703125)));
-  r = sub(E, r, mul(E, k, fc(E, 4.837512969970703125e-4)));
-  r = sub(E, r, mul(E, k, fc(E, 7.54978995489188216e-8)));
+  LLVMValueRef xd = LLVMBuildFPExt(b, x, E->f64, "");
+  LLVMValueRef k = call1(E, "llvm.rint", mul(E, xd, LLVMConstReal(E->f64, 6.36619772367581382433e-01)));
+  LLVMValueRef ki = LLVMBuildFreeze(b, LLVMBuildFPToSI(b, k, E->i32, ""), ""); /* out of range: any, see big */
+  LLVMValueRef rd = sub(E, xd, mul(E, k, LLVMConstReal(E->f64, 1.57079632673412561417e+00)));
+  rd = sub(E, rd, mul(E, k, LLVMConstReal(E->f64, 6.07710050650619224932e-11)));
+  LLVMValueRef r = LLVMBuildFPTrunc(b, rd, E->f32, "");
+  LLVMValueRef big = fcmp(E, LLVMRealUGE, call1(E, "llvm.fabs", x), fc(E, SIN_MAX));
   LLVMValueRef z = mul(E, r, r);
   LLVMValueRef s = add(E, mul(E, mul(E, horner(E, z, S, 3), z), r), r);
   LLVMValueRef c = mul(E, mul(E, horner(E, z, C, 3), z), z);
@@ -128,7 +132,8 @@ static LLVMValueRef sinf_ir(uopi_cg *E, LLVMValueRef x) {
   LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, ki, ic(E, 1), ""), ic(E, 0), "");
   LLVMValueRef v = LLVMBuildBitCast(b, sel(E, odd, c, s), E->i32, "");
   LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, ki, ic(E, 2), ""), ic(E, 30), "");
-  return LLVMBuildBitCast(b, LLVMBuildXor(b, v, sign, ""), E->f32, "");
+  LLVMValueRef res = LLVMBuildBitCast(b, LLVMBuildXor(b, v, sign, ""), E->f32, "");
+  return sel(E, big, fc(E, __builtin_nan("")), res);
 }
 
 LLVMValueRef uopi_cg_fast_unary(uopi_cg *E, uopc_op op, LLVMValueRef x, uopc_dtype t) {
