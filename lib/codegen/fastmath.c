@@ -111,7 +111,8 @@ static LLVMValueRef log2f_ir(uopi_cg *E, LLVMValueRef x) {
 /* sin(x): k = rint(x * 2/pi) and r = x - k*pi/2 in double (FreeBSD's
    __rem_pio2f medium case: pi/2 as 33 + 53 bits), r rounded to f32, then
    sin or cos of r (Cephes' degree 7 and 8 polynomials on [-pi/4, pi/4]) by
-   k's low bit, negated when bit 1 is set.  |x| >= SIN_MAX (where the
+   k's low bit, negated when bit 1 is set; |x| < 2^-12: x itself (sin x
+   rounds to x there, and -0 stays -0).  |x| >= SIN_MAX (where the
    reduction loses its accuracy), +-inf and NaN: NaN. */
 #define SIN_MAX 0x1p24
 static LLVMValueRef sinf_ir(uopi_cg *E, LLVMValueRef x) {
@@ -133,6 +134,7 @@ static LLVMValueRef sinf_ir(uopi_cg *E, LLVMValueRef x) {
   LLVMValueRef v = LLVMBuildBitCast(b, sel(E, odd, c, s), E->i32, "");
   LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, ki, ic(E, 2), ""), ic(E, 30), "");
   LLVMValueRef res = LLVMBuildBitCast(b, LLVMBuildXor(b, v, sign, ""), E->f32, "");
+  res = sel(E, fcmp(E, LLVMRealOLT, call1(E, "llvm.fabs", x), fc(E, 0x1p-12)), x, res); /* sin x rounds to x: keeps -0 */
   return sel(E, big, fc(E, __builtin_nan("")), res);
 }
 
