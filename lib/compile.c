@@ -111,7 +111,7 @@ static void cache_put(const uopi_kkey *key, const uopi_kmeta *meta, uopi_kentry 
 
 /* ---- the pipeline ---------------------------------------------------------------- */
 
-uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, uopi_kentry **out) {
+uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags, uopi_kentry **out) {
   uopi_kkey raw = {0}, key = {0};
   uopi_kernel_ir k;
   uopi_kmeta meta;
@@ -123,15 +123,15 @@ uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, u
   *out = NULL;
 
   uopc_status st = check(c, root);                             /* a kernel's root? */
-  if (!st) st = uopi_kkey_raw(c, root, t, &raw);              /* raw-key lookup: the graph as given, */
+  if (!st) st = uopi_kkey_raw(c, root, t, flags, &raw);             /* raw-key lookup: the graph as given, */
   if (!st && (*out = uopi_kcache_find_raw(&raw))) goto done; /*   seen before: a memory hit */
   if (!st) st = uopi_kernel_prepare(c, root, &k);            /* prepare: indices simplified */
-  if (!st) st = uopi_kkey_make(c, &k, t, &key);              /* key of the prepared graph */
+  if (!st) st = uopi_kkey_make(c, &k, t, flags, &key);             /* key of the prepared graph */
   if (!st) st = cache_get(c, &k, &key, &meta, &e, &code, &from); /* cache get: memory, then disk */
   if (!st && from == MISSED) {
     st = uopi_linearize(c, &k, &p);                           /* linearize: the ordered program */
     if (!st) st = verify(c, &p, meta.name);
-    if (!st) st = uopi_emit(c, &p, meta.name, &m);            /* emit: LLVM IR */
+    if (!st) st = uopi_emit(c, &p, meta.name, flags, &m);     /* emit: LLVM IR */
     if (!st) st = jit(c, m, meta.name, k.nbufs + 1, t, &code); /* JIT: passes, codegen, link */
     if (st && e) uopi_kcache_abandon(e);                      /* waiters start over */
     uopi_prog_free(&p);
@@ -145,7 +145,7 @@ done:
   return st;
 }
 
-char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, int asm_text) {
+char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags, int asm_text) {
   uopi_kernel_ir k;
   uopi_prog p = {0};
   char name[64];
@@ -155,7 +155,7 @@ char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, int asm_t
   if (!st) st = uopi_kernel_prepare(c, root, &k);
   if (!st) st = uopi_linearize(c, &k, &p);
   if (!st) st = verify(c, &p, name);
-  if (!st) st = uopi_emit(c, &p, name, &m);
+  if (!st) st = uopi_emit(c, &p, name, flags, &m);
   if (!st && uopi_check(c)) st = verify_module(c, m); /* no JIT here to verify it */
   uopi_prog_free(&p);
   if (st) {

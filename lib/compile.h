@@ -20,17 +20,21 @@ extern "C" {
    NULL), *t the fast tier. */
 UOPI_FUNC uopc_status uopi_tier_of(const uopc_compile_opts *o, uopi_jit_tier *t, uopc_error *e);
 
-/* The compiled kernel rooted at root (a SINK, STORE or END) at tier t, as a
-   cache entry held once for the caller (release it with
+/* The compiled kernel rooted at root (a SINK, STORE or END) at tier t with
+   compile flags `flags` (uopc_compile_opts.flags: UOPC_COMPILE_FAST_MATH
+   emits the fast-math code, docs/fast-math.md; the flags are part of the
+   cache keys), as a cache entry held once for the caller (release it with
    uopi_kcache_release): from memory, else from disk, else compiled (and
    then written to disk).  root NULL is UOPC_ERR_ARG; a graph that is not a
    kernel is UOPC_ERR_TYPE.  *out is NULL on failure. */
-UOPI_FUNC uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, uopi_kentry **out);
+UOPI_FUNC uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags,
+                                          uopi_kentry **out);
 
 /* The kernel's LLVM IR as emitted (asm_text 0) or the host assembly of its
-   optimized code at tier t (asm_text 1), without the cache: a malloc'd
+   optimized code at tier t (asm_text 1), with compile flags `flags`, without
+   the cache: a malloc'd
    string (the caller frees it with free()), or NULL with the error in c. */
-UOPI_FUNC char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, int asm_text);
+UOPI_FUNC char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags, int asm_text);
 
 /* The ordered shutdown of the library's process-wide state: the kernel
    cache's code that no uopc_kernel holds first, then the JIT engine

@@ -49,7 +49,7 @@ uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts 
   uopc_kernel *out = NULL;
   uopc_status st = root_of(c, root, "compile");
   if (!st) st = tier_of(c, opts, &t);
-  if (!st) st = uopi_compile_kernel(c, root, t, &entry);
+  if (!st) st = uopi_compile_kernel(c, root, t, opts ? opts->flags : 0, &entry);
   if (!st && !(out = calloc(1, sizeof *out))) {
     uopi_kcache_release(entry);
     uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
@@ -223,7 +223,7 @@ static char *emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, i
   char *s = NULL;
   uopc_status st = root_of(c, root, asm_text ? "emit_asm" : "emit_llvm");
   if (!st) st = tier_of(c, opts, &t);
-  if (!st && !(s = uopi_compile_text(c, root, t, asm_text)))
+  if (!st && !(s = uopi_compile_text(c, root, t, opts ? opts->flags : 0, asm_text)))
     st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
   uopi_err_end(c, &saved, st, e);
   return s;

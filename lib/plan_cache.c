@@ -22,7 +22,7 @@
 #include "uopc/jit.h"
 #include "uopc/plan.h"
 
-#define KEY_FORMAT 1u /* bump when the serialization changes */
+#define KEY_FORMAT 2u /* bump when the serialization changes (2: the compile flags) */
 
 /* ---- the key ---- */
 

@@ -157,7 +157,7 @@ struct Key {
 void MakeKey(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, Key &out) {
   uopi_kernel_ir ir;
   ASSERT_EQ(uopi_kernel_prepare(c, root, &ir), UOPC_OK) << uopc_ctx_error(c)->msg;
-  ASSERT_EQ(uopi_kkey_make(c, &ir, t, &out.k), UOPC_OK) << uopc_ctx_error(c)->msg;
+  ASSERT_EQ(uopi_kkey_make(c, &ir, t, 0, &out.k), UOPC_OK) << uopc_ctx_error(c)->msg;
 }
 
 std::string Hex(const uint8_t *h) {
@@ -356,6 +356,9 @@ TEST(CacheKey, ChangesWithGraphTierAndEnvironment) {
   EXPECT_TRUE(differs(e2));
   e2 = env;
   e2.pipeline = "default<O3>";
+  EXPECT_TRUE(differs(e2));
+  e2 = env;
+  e2.flags = env.flags ^ UOPC_COMPILE_FAST_MATH;
   EXPECT_TRUE(differs(e2));
   // the environment's memo still gives the real key afterwards
   uopi_kkey_hash(&env, base.k.graph, base.k.graph_len, h);
@@ -676,7 +679,7 @@ void Reencode(const std::string &path, const std::function<void(uopi_kkey &, uop
   std::string graph((const char *)f.graph, f.graph_len);
   uopi_kkey key{};
   uopi_kmeta meta = f.meta;
-  key.env = {f.format, f.tier, codegen.c_str(), target.c_str(), pipeline.c_str()};
+  key.env = {f.format, f.tier, f.flags, codegen.c_str(), target.c_str(), pipeline.c_str()};
   memcpy(key.hash, f.hash, 16);
   std::string obj((const char *)f.obj, f.obj_size);
   free(f.obj);

@@ -1,5 +1,6 @@
 /* lib/codegen/cg.h - what the emitter's files share (emit.c: the program's
- * instructions, loops and memory; ops.c: the ALU ops, bit-exact).
+ * instructions, loops and memory; ops.c: the ALU ops, bit-exact; fastmath.c:
+ * the float ops of fast-math mode).
  */
 #ifndef UOPI_CODEGEN_CG_H
 #define UOPI_CODEGEN_CG_H
@@ -17,6 +18,7 @@ typedef struct uopi_cg {
   LLVMValueRef fn;            /* the kernel function */
   LLVMValueRef status;        /* the pointer to its i32 status word (argument nbufs) */
   uint32_t nbufs;
+  int fast;                   /* fast-math mode (UOPC_COMPILE_FAST_MATH; docs/fast-math.md) */
   LLVMTypeRef i1, i8, i16, i32, i64, f16, f32, f64, ptr;
   int failed;
 } uopi_cg;
@@ -35,5 +37,13 @@ UOPI_FUNC LLVMValueRef uopi_cg_const(uopi_cg *E, const uopc_node *u);
    builder's position, computing exactly what uopc_exec_alu says; NULL (with
    the error recorded) for an op that cannot be compiled. */
 UOPI_FUNC LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s);
+
+/* fastmath.c (fast-math mode only, E->fast): add (fmuladd when an operand
+   is an fmul), mul, max with the fast-math flags of docs/fast-math.md, and
+   exp2/log2/sin (op) of x of dtype t (f32 or f16) as inline polynomials. */
+UOPI_FUNC LLVMValueRef uopi_cg_fast_add(uopi_cg *E, LLVMValueRef a, LLVMValueRef b);
+UOPI_FUNC LLVMValueRef uopi_cg_fast_mul(uopi_cg *E, LLVMValueRef a, LLVMValueRef b);
+UOPI_FUNC LLVMValueRef uopi_cg_fast_max(uopi_cg *E, LLVMValueRef a, LLVMValueRef b);
+UOPI_FUNC LLVMValueRef uopi_cg_fast_unary(uopi_cg *E, uopc_op op, LLVMValueRef x, uopc_dtype t);
 
 #endif

@@ -28,6 +28,7 @@
 #include <llvm-c/DebugInfo.h> /* temporary metadata nodes */
 
 #include "codegen/cg.h"
+#include "uopc/jit.h"
 
 /* A loop whose body holds more program instructions than this is not
    vectorized (llvm.loop.vectorize.enable false on its latch): LLVM 19's
@@ -193,7 +194,7 @@ static void emit_all(em *E) {
   }
 }
 
-uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, LLVMModuleRef *out) {
+uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, unsigned flags, LLVMModuleRef *out) {
   *out = NULL;
   LLVMModuleRef m;
   uopc_error je = {0};
@@ -201,6 +202,8 @@ uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, LLVMMod
   em E = {.p = p};
   uopi_cg *g = &E.g;
   g->c = c, g->m = m, g->lc = LLVMGetModuleContext(m), g->nbufs = p->nbufs;
+  g->fast = !!(flags & UOPC_COMPILE_FAST_MATH);
+  if (g->fast) uopi_jit_module_set_fast(m);
   g->i1 = LLVMInt1TypeInContext(g->lc), g->i8 = LLVMInt8TypeInContext(g->lc), g->i16 = LLVMInt16TypeInContext(g->lc);
   g->i32 = LLVMInt32TypeInContext(g->lc), g->i64 = LLVMInt64TypeInContext(g->lc);
   g->f16 = LLVMHalfTypeInContext(g->lc), g->f32 = LLVMFloatTypeInContext(g->lc), g->f64 = LLVMDoubleTypeInContext(g->lc);

@@ -14,11 +14,15 @@ extern "C" {
 
 /* The program p as the kernel `name` in a new module (its own LLVMContext;
    uopi_jit_module_new), in the JIT's kernel convention (lib/jit/jit.h) with
-   p->nbufs buffers and the status word.  The caller owns *out (hand it to
+   p->nbufs buffers and the status word.  flags are the compile flags
+   (UOPC_COMPILE_*): with UOPC_COMPILE_FAST_MATH the float ops are emitted
+   in fast-math mode (ops.c, docs/fast-math.md) and the module carries the
+   fast-math flag (uopi_jit_module_set_fast); the other bits change nothing
+   here.  The caller owns *out (hand it to
    uopi_jit_compile, or free it with uopi_jit_module_free).  UOPC_OK, or the
    error in the context (UOPC_ERR_TYPE for an op that cannot be compiled,
    UOPC_ERR_NOMEM, UOPC_ERR_JIT) with *out NULL. */
-UOPI_FUNC uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, LLVMModuleRef *out);
+UOPI_FUNC uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, unsigned flags, LLVMModuleRef *out);
 
 #ifdef __cplusplus
 }

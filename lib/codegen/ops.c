@@ -6,6 +6,8 @@
  * casts that never produce poison, libm's double exp2/log2/sin marked
  * nobuiltin so that LLVM neither folds nor narrows them, max as
  * select(fcmp ogt) in the operand order of `b if b > a else a`.
+ * In fast-math mode (E->fast) the float add, mul, max, exp2, log2 and sin
+ * come from fastmath.c instead; everything else is the same.
  */
 #include <string.h>
 
@@ -101,18 +103,19 @@ LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s) {
   switch (u->op) {
   case UOPC_OP_ADD:
     if (t == UOPC_DT_BOOL) return LLVMBuildOr(b, s[0], s[1], "or");
-    if (fl) return LLVMBuildFAdd(b, s[0], s[1], "add");
+    if (fl) return E->fast ? uopi_cg_fast_add(E, s[0], s[1]) : LLVMBuildFAdd(b, s[0], s[1], "add");
     r = LLVMBuildAdd(b, s[0], s[1], "add");
     set_wrap_flags(E, u, r);
     return r;
   case UOPC_OP_MUL:
     if (t == UOPC_DT_BOOL) return LLVMBuildAnd(b, s[0], s[1], "and");
-    if (fl) return LLVMBuildFMul(b, s[0], s[1], "mul");
+    if (fl) return E->fast ? uopi_cg_fast_mul(E, s[0], s[1]) : LLVMBuildFMul(b, s[0], s[1], "mul");
     r = LLVMBuildMul(b, s[0], s[1], "mul");
     set_wrap_flags(E, u, r);
     return r;
   case UOPC_OP_MAX: /* b if b > a else a */
     if (t == UOPC_DT_BOOL) return LLVMBuildOr(b, s[0], s[1], "max");
+    if (fl && E->fast) return uopi_cg_fast_max(E, s[0], s[1]);
     r = fl ? LLVMBuildFCmp(b, LLVMRealOGT, s[1], s[0], "") : LLVMBuildICmp(b, LLVMIntSGT, s[1], s[0], "");
     return LLVMBuildSelect(b, r, s[1], s[0], "max");
   case UOPC_OP_CMPLT:
@@ -125,9 +128,11 @@ LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s) {
   case UOPC_OP_WHERE: return LLVMBuildSelect(b, s[0], s[1], s[2], "where");
   case UOPC_OP_RECIP: return LLVMBuildFDiv(b, LLVMConstReal(uopi_cg_vtype(E, t), 1.0), s[0], "recip");
   case UOPC_OP_SQRT: return intrinsic1(E, "llvm.sqrt", s[0]);
-  case UOPC_OP_EXP2: return libm(E, "exp2", s[0], t);
-  case UOPC_OP_LOG2: return libm(E, "log2", s[0], t);
-  case UOPC_OP_SIN: return libm(E, "sin", s[0], t);
+  case UOPC_OP_EXP2:
+  case UOPC_OP_LOG2:
+  case UOPC_OP_SIN:
+    if (E->fast) return uopi_cg_fast_unary(E, (uopc_op)u->op, s[0], t);
+    return libm(E, u->op == UOPC_OP_EXP2 ? "exp2" : u->op == UOPC_OP_LOG2 ? "log2" : "sin", s[0], t);
   case UOPC_OP_CAST: return cast(E, s[0], t, (uopc_dtype)u->dtype);
   default: uopi_cg_fail(E, "%s cannot be compiled", uopc_op_name((uopc_op)u->op)); return NULL;
   }

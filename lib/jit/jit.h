@@ -69,6 +69,19 @@ typedef enum uopi_jit_tier { UOPI_JIT_TIER0 = 0, UOPI_JIT_TIER2 = 2 } uopi_jit_t
    an unknown tier.  Static storage. */
 UOPI_FUNC const char *uopi_jit_tier_pipeline(uopi_jit_tier t);
 
+/* ---- fast math ------------------------------------------------------------
+ * A module emitted in fast-math mode (UOPC_COMPILE_FAST_MATH, docs/fast-math.md)
+ * carries the module flag "uopc.fast-math" (set by the emitter with
+ * uopi_jit_module_set_fast); the passes then run the tier's fast pipeline:
+ * at TIER0 the loop vectorizer may interleave (several vector accumulators
+ * for a reassociable reduction), at TIER2 it is default<O2> as before.  The
+ * flag is read from the module so that every path that prepares a module
+ * (compile, asm text) sees the same mode. */
+UOPI_FUNC const char *uopi_jit_pipeline(uopi_jit_tier t, int fast);
+UOPI_FUNC void uopi_jit_module_set_fast(LLVMModuleRef m);
+/* 1 when m carries the fast-math module flag, else 0. */
+UOPI_FUNC int uopi_jit_module_fast(LLVMModuleRef m);
+
 /* ---- the engine ----------------------------------------------------------
  * uopi_jit_init: idempotent and thread safe; every other call runs it
  * itself, so calling it is needed only to choose when the cost (~1 ms, plus

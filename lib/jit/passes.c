@@ -10,7 +10,10 @@
  * to registers across the reduce loop.  No
  * mem2reg/SROA, no loop rotation, no unrolling: the lowering emits SSA and
  * bottom-tested loops itself.  TIER2 is LLVM's default<O2> with the SLP
- * vectorizer on, as clang -O2 runs it.
+ * vectorizer on, as clang -O2 runs it.  A fast-math module (jit.h, "fast
+ * math") runs TIER0 with the vectorizer's own interleave count: a reduction
+ * marked reassoc then gets several vector accumulators (the latency of one
+ * dependent vector add per iteration is what holds a sum below bandwidth).
  *
  * The passes run with a host TargetMachine: without one there is no TTI and
  * nothing is vectorized.
@@ -23,7 +26,10 @@
 
 static const char tier0_pipeline[] =
     "function(early-cse,loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg,loop-mssa(licm))";
+static const char tier0_fast_pipeline[] =
+    "function(early-cse,loop-mssa(licm),loop-vectorize,simplifycfg,loop-mssa(licm))";
 static const char tier2_pipeline[] = "default<O2>";
+static const char fast_flag[] = "uopc.fast-math";
 
 uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e) {
   if (t == UOPI_JIT_TIER0 || t == UOPI_JIT_TIER2) return UOPC_OK;
@@ -33,6 +39,18 @@ uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e) {
 const char *uopi_jit_tier_pipeline(uopi_jit_tier t) {
   return t == UOPI_JIT_TIER0 ? tier0_pipeline : t == UOPI_JIT_TIER2 ? tier2_pipeline : NULL;
 }
+
+const char *uopi_jit_pipeline(uopi_jit_tier t, int fast) {
+  return fast && t == UOPI_JIT_TIER0 ? tier0_fast_pipeline : uopi_jit_tier_pipeline(t);
+}
+
+void uopi_jit_module_set_fast(LLVMModuleRef m) {
+  LLVMContextRef c = LLVMGetModuleContext(m);
+  LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorError, fast_flag, sizeof fast_flag - 1,
+                    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 1, 0)));
+}
+
+int uopi_jit_module_fast(LLVMModuleRef m) { return LLVMGetModuleFlag(m, fast_flag, sizeof fast_flag - 1) != NULL; }
 
 uopc_status uopi_jit_verify(LLVMModuleRef m, uopc_error *e) {
   char *msg = NULL;
@@ -58,7 +76,7 @@ uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
   if (!tm) return UOPC_ERR_JIT;
   LLVMPassBuilderOptionsRef o = LLVMCreatePassBuilderOptions();
   if (t == UOPI_JIT_TIER2) LLVMPassBuilderOptionsSetSLPVectorization(o, 1);
-  LLVMErrorRef err = LLVMRunPasses(m, uopi_jit_tier_pipeline(t), tm, o);
+  LLVMErrorRef err = LLVMRunPasses(m, uopi_jit_pipeline(t, uopi_jit_module_fast(m)), tm, o);
   LLVMDisposePassBuilderOptions(o);
   uopi_jit_tm_give(t, tm);
   if (err) return uopi_jit_fail_err(e, err, "LLVM passes failed");

@@ -7,7 +7,8 @@
  *    8      4    format version (UOPI_KCACHE_FORMAT)
  *   12      4    header size H (all of the header, its CRC included)
  *   16     16    key hash
- *   32      4    tier
+ *   32      4    tier (bits 0-7) and the compile flags (bits 8-31:
+ *                UOPC_COMPILE_* << 8; 0 is the strict mode)
  *   36      4    nbufs (<= UOPI_KERNEL_MAX_BUFS)
  *   40      8    object size (inflated)
  *   48      8    payload size (compressed) = file size - H
@@ -106,7 +107,7 @@ uint8_t *uopi_kfile_encode(const uopi_kkey *key, const uopi_kmeta *m, const void
   wr32(p + 8, key->env.format);
   wr32(p + 12, (uint32_t)h);
   memcpy(p + 16, key->hash, UOPI_KCACHE_HASH);
-  wr32(p + 32, key->env.tier);
+  wr32(p + 32, key->env.tier | key->env.flags << 8);
   wr32(p + 36, m->nbufs);
   wr64(p + 40, obj_size);
   wr64(p + 48, csize);
@@ -143,7 +144,8 @@ const char *uopi_kfile_decode(const uint8_t *p, size_t n, int inflate, uopi_kfil
   if (h > n) return "truncated (inside the header)";
   if (crc(p, h - 4) != rd32(p + h - 4)) return "header CRC-32 mismatch";
   f->header_size = h;
-  f->tier = rd32(p + 32);
+  f->tier = rd32(p + 32) & 0xff;
+  f->flags = rd32(p + 32) >> 8;
   memcpy(f->hash, p + 16, UOPI_KCACHE_HASH);
   f->meta.nbufs = nb;
   f->obj_size = rd64(p + 40);
@@ -184,6 +186,7 @@ const char *uopi_kfile_match(const uopi_kfile *f, const uopi_kkey *key, const uo
   if (f->format != env->format) return "another format version";
   if (!same_str(f->target, f->target_len, env->target)) return "built for another target (LLVM version, CPU or features)";
   if (!same_str(f->codegen, f->codegen_len, env->codegen)) return "built by another uopc code generator";
+  if (f->flags != env->flags) return "built with other compile flags (fast math)";
   if (f->tier != env->tier || !same_str(f->pipeline, f->pipeline_len, env->pipeline)) return "built for another tier";
   if (memcmp(f->hash, key->hash, UOPI_KCACHE_HASH) != 0) return "the entry's key hash is not its file name";
   if (f->graph_len != key->graph_len || memcmp(f->graph, key->graph, key->graph_len) != 0)

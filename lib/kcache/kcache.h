@@ -11,7 +11,8 @@
  *   - the environment: UOPI_KCACHE_FORMAT, the codegen id (a hash of the
  *     sources that decide the object code, made by the build),
  *     uopi_jit_target_id() (LLVM version, triple, CPU, features, cl::opts),
- *     the tier and its pipeline text;
+ *     the tier, the compile flags (UOPC_COMPILE_*: fast math changes the
+ *     code) and the pipeline text;
  *   - the graph: a structural serialization of the prepared kernel (nodes in
  *     toposort order, sources by position, never pointers or ids).
  * Its hash is SipHash-2-4 (128-bit output) of the graph bytes keyed by a
@@ -58,6 +59,7 @@ UOPI_FUNC void uopi_siphash128(const uint8_t key[16], const void *data, size_t n
 typedef struct uopi_kenv {
   uint32_t format;        /* UOPI_KCACHE_FORMAT */
   uint32_t tier;          /* uopi_jit_tier */
+  uint32_t flags;         /* the compile flags (uopc_compile_opts.flags, UOPC_COMPILE_*) */
   const char *codegen;    /* uopi_kcache_codegen_id() */
   const char *target;     /* uopi_jit_target_id() */
   const char *pipeline;   /* uopi_jit_tier_pipeline(tier) */
@@ -78,20 +80,22 @@ typedef struct uopi_kkey {
    kernel's object code (cmake/CodegenId.cmake lists the folders). */
 UOPI_FUNC const char *uopi_kcache_codegen_id(void);
 
-/* The environment of tier t (initializes the engine).  UOPC_ERR_JIT/ARG
-   with *e on failure. */
-UOPI_FUNC uopc_status uopi_kenv_get(uopi_jit_tier t, uopi_kenv *out, uopc_error *e);
+/* The environment of tier t with compile flags `flags` (UOPC_COMPILE_*;
+   initializes the engine).  UOPC_ERR_JIT/ARG with *e on failure. */
+UOPI_FUNC uopc_status uopi_kenv_get(uopi_jit_tier t, unsigned flags, uopi_kenv *out, uopc_error *e);
 
 /* The hash of a key with environment env and graph bytes g[0..n). */
 UOPI_FUNC void uopi_kkey_hash(const uopi_kenv *env, const uint8_t *g, size_t n, uint8_t out[UOPI_KCACHE_HASH]);
 
-/* The key of the prepared kernel k at tier t.  Errors (out of memory, engine
-   failure) go to the context. */
-UOPI_FUNC uopc_status uopi_kkey_make(uopc_ctx *c, const uopi_kernel_ir *k, uopi_jit_tier t, uopi_kkey *out);
+/* The key of the prepared kernel k at tier t with compile flags `flags`
+   (UOPC_COMPILE_*: kernels compiled with other flags never share an entry).
+   Errors (out of memory, engine failure) go to the context. */
+UOPI_FUNC uopc_status uopi_kkey_make(uopc_ctx *c, const uopi_kernel_ir *k, uopi_jit_tier t, unsigned flags,
+                                     uopi_kkey *out);
 /* The key of the graph at root as given, before preparing it (tagged apart
    from prepared keys): the memory cache's shortcut for graphs it has seen,
    valid because preparing is a deterministic function of the structure. */
-UOPI_FUNC uopc_status uopi_kkey_raw(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, uopi_kkey *out);
+UOPI_FUNC uopc_status uopi_kkey_raw(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags, uopi_kkey *out);
 UOPI_FUNC void uopi_kkey_free(uopi_kkey *k);
 
 /* Lower-case hex of a hash (33 bytes with the NUL). */
@@ -192,7 +196,7 @@ UOPI_FUNC void uopi_kdisk_store(const uopi_kkey *key, const uopi_kmeta *m, const
  * A decoded entry: pointers into the file bytes, except obj (malloc'd by
  * decode when inflate is asked for). */
 typedef struct uopi_kfile {
-  uint32_t format, tier;
+  uint32_t format, tier, flags;
   const char *codegen, *target, *pipeline; /* not NUL-terminated: see the lengths */
   size_t codegen_len, target_len, pipeline_len;
   uint8_t hash[UOPI_KCACHE_HASH];

@@ -38,10 +38,10 @@
 
 #define ALIASES_PER_ENTRY 4
 
-/* A key: hash, tier, graph bytes (owned). */
+/* A key: hash, tier, compile flags, graph bytes (owned). */
 typedef struct kkey {
   uint8_t hash[UOPI_KCACHE_HASH];
-  uint32_t tier;
+  uint32_t tier, flags;
   uint8_t *graph;
   size_t len;
 } kkey;
@@ -106,7 +106,7 @@ static size_t slot(const uint8_t *hash, size_t n) {
 }
 
 static int same(const kkey *a, const uopi_kkey *b) {
-  return memcmp(a->hash, b->hash, UOPI_KCACHE_HASH) == 0 && a->tier == b->env.tier && a->len == b->graph_len &&
+  return memcmp(a->hash, b->hash, UOPI_KCACHE_HASH) == 0 && a->tier == b->env.tier && a->flags == b->env.flags && a->len == b->graph_len &&
          memcmp(a->graph, b->graph, a->len) == 0;
 }
 
@@ -291,6 +291,7 @@ int uopi_kcache_acquire(uopi_kkey *k, uopi_kentry **out) {
   }
   memcpy(e->key.hash, k->hash, UOPI_KCACHE_HASH);
   e->key.tier = k->env.tier;
+  e->key.flags = k->env.flags;
   e->key.graph = k->graph;
   e->key.len = k->graph_len;
   e->pending = 1;
@@ -354,6 +355,7 @@ void uopi_kcache_alias(uopi_kentry *e, uopi_kkey *raw) {
   }
   memcpy(a->key.hash, raw->hash, UOPI_KCACHE_HASH);
   a->key.tier = raw->env.tier;
+  a->key.flags = raw->env.flags;
   a->key.graph = raw->graph;
   a->key.len = raw->graph_len;
   a->e = e;
