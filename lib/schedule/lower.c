@@ -111,6 +111,7 @@ typedef struct lctx {
   int norec;                /* lowering the plain variant: no records */
   uint32_t nrec;            /* records made (by the recording variant) */
   int failed;
+  int tiled;                /* loop_nest made a register tile */
 } lctx;
 
 /* ---- small constructors ---- */
@@ -812,6 +813,7 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
     first = V == 1 ? fv[0] : uopc_sink(c, fv, (uint32_t)V);
     step = V == 1 ? sv[0] : uopc_sink(c, sv, (uint32_t)V);
     j = jr, j2 = jr2;
+    L->tiled = 1;
     for (uint32_t d = 0; d < no; d++) /* the column block outside the row blocks: B's block stays in cache */
       if (outer[d] == i2) {
         memmove(outer + d + 1, outer + d, (no - d) * sizeof *outer);
@@ -939,6 +941,7 @@ uopc_status uopi_lower_buffer(uopi_schedule *s, const uopi_realized *r, uint32_t
     if (!uopc_ctx_error(c)) uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
   } else {
     sk.out = b;
+    sk.tiled = L.tiled;
     sk.status = L.status;
     sk.statusf = L.statusf;
     sk.rec = rec.root, sk.rec_nbufs = rec.nbufs, sk.rec_map = rec.map;

@@ -78,6 +78,7 @@ typedef struct uopi_skernel {
                            the operands of a failure: root without records */
   uint32_t rec_nbufs;
   uint32_t *rec_map;    /* rec's slot -> plan buffer */
+  int tiled;            /* has a register tile (lower.c's loop passes) */
 } uopi_skernel;
 
 typedef struct uopi_schedule {
