@@ -122,7 +122,8 @@ TEST(LoopPasses, TiledReductionsMatchRunBitForBit) {
   TileMinWork every("1");  // these shapes are small: tile them all
   std::mt19937_64 rng(12);
   int changed = 0, n = 0;
-  for (int round = 0; round < 60; round++, n++) {
+  const int rounds = getenv("UOPC_LONG_TESTS") ? 3000 : 60;  // the long run: UOPC_LONG_TESTS=1
+  for (int round = 0; round < rounds; round++, n++) {
     Ctx c;
     uopc_ctx_set_check(c, 0);
     std::string what;
