@@ -11,7 +11,8 @@
 // loops compiled by clang-19 at build time, OpenBLAS sgemm where installed).
 // Each variant is compiled (kernel and plan caches off), called once to warm
 // up, then N rounds of one uopc call followed by one call of each reference,
-// so a noisy neighbour slows both sides alike.  Prints one table (medians,
+// so a noisy neighbour slows both sides alike (N: --reps, else per workload,
+// fewer but at least 3 when the rounds of one group would pass 15 s).  Prints one table (medians,
 // min-max, the ratio reference / uopc, the rate, the target and
 // PASS/short) and writes it as TSV to DIR/bench.tsv (default bench-results/)
 // for bench/plot_ratios.py.  Strict outputs must be bit-identical to the C
@@ -106,6 +107,7 @@ struct Row {
   bool has_uopc = false, has_ref = false;
   Stats u{}, r{};
   double ratio = NAN, urate = NAN, rrate = NAN, need = NAN, compile_ms = NAN;
+  int rounds = 0;
 };
 
 // One group: a uopc variant (or none: the machine's limits) and the references
@@ -115,13 +117,22 @@ struct Group {
   std::function<bool()> uopc;  // one call; false on error (printed)
   double work = 0;
   std::vector<Ref> refs;
-  int reps = 1;
+  int reps = 1;             // rounds after the warm-up round
+  bool fixed_reps = false;  // --reps or --smoke: exactly reps rounds
 };
+
+// Without --reps, a group whose warm-up round shows that its rounds would
+// take more than kGroupBudgetMs runs fewer rounds, but at least kMinReps
+// (the slow plans of today: matmul1024 takes seconds a call).
+const double kGroupBudgetMs = 15000;
+const int kMinReps = 3;
 
 std::vector<Row> RunGroup(const Group &g) {
   std::vector<double> tu;
   std::vector<std::vector<double>> tr(g.refs.size());
-  for (int round = 0; round <= g.reps; round++) {  // round 0 warms up
+  int reps = g.reps;
+  for (int round = 0; round <= reps; round++) {  // round 0 warms up
+    auto start = Clock::now();
     if (g.uopc) {
       auto a = Clock::now();
       if (!g.uopc()) std::exit(1);
@@ -132,6 +143,10 @@ std::vector<Row> RunGroup(const Group &g) {
       auto a = Clock::now();
       g.refs[k].run();
       if (round) tr[k].push_back(Ms(a, Clock::now()));
+    }
+    if (!round && !g.fixed_reps) {  // slow rounds: fewer of them, at least kMinReps
+      double ms = Ms(start, Clock::now());
+      if (ms * reps > kGroupBudgetMs) reps = std::max(kMinReps, (int)(kGroupBudgetMs / ms));
     }
   }
   std::vector<Row> rows;
@@ -144,6 +159,7 @@ std::vector<Row> RunGroup(const Group &g) {
     w.unit = g.unit;
     w.has_uopc = (bool)g.uopc;
     w.has_ref = f.available;
+    w.rounds = reps;
     if (w.has_uopc) w.u = Of(tu), w.urate = g.work / (w.u.med * 1e6);
     if (w.has_ref) w.r = Of(tr[k]), w.rrate = f.work / (w.r.med * 1e6);
     if (w.has_uopc && w.has_ref) w.ratio = w.r.med / w.u.med;
@@ -175,8 +191,8 @@ std::string Timing(bool has, const Stats &s) {
 }
 
 void PrintHeader() {
-  printf("%-12s %-9s %8s %-22s %-30s %-22s %8s %14s %14s %-20s %-5s %s\n", "workload", "variant", "compile",
-         "uopc ms (min-max)",
+  printf("%-12s %-9s %8s %3s %-22s %-30s %-22s %8s %14s %14s %-20s %-5s %s\n", "workload", "variant", "compile",
+         "n", "uopc ms (min-max)",
          "reference", "ref ms (min-max)", "ref/uopc", "uopc rate", "ref rate", "target", "mark", "output");
 }
 
@@ -185,8 +201,8 @@ void PrintRow(const Row &w) {
   std::string ur = std::isnan(w.urate) ? "-" : Num(w.urate) + " " + w.unit;
   std::string rr = std::isnan(w.rrate) ? "-" : Num(w.rrate) + " " + w.unit;
   std::string comp = std::isnan(w.compile_ms) ? "-" : Num(w.compile_ms) + "ms";
-  printf("%-12s %-9s %8s %-22s %-30s %-22s %8s %14s %14s %-20s %-5s %s\n", w.workload.c_str(), w.variant.c_str(),
-         comp.c_str(), Timing(w.has_uopc, w.u).c_str(), w.reference.c_str(), Timing(w.has_ref, w.r).c_str(), ratio.c_str(),
+  printf("%-12s %-9s %8s %3d %-22s %-30s %-22s %8s %14s %14s %-20s %-5s %s\n", w.workload.c_str(), w.variant.c_str(),
+         comp.c_str(), w.rounds, Timing(w.has_uopc, w.u).c_str(), w.reference.c_str(), Timing(w.has_ref, w.r).c_str(), ratio.c_str(),
          ur.c_str(), rr.c_str(), w.target.c_str(), w.status.c_str(), w.check.c_str());
   fflush(stdout);
 }
@@ -204,16 +220,16 @@ bool WriteTsv(const std::string &path, const std::vector<std::string> &meta, con
   for (const std::string &m : meta) fprintf(f, "# %s\n", m.c_str());
   fprintf(f,
           "workload\tvariant\tuopc_med_ms\tuopc_min_ms\tuopc_max_ms\treference\tref_med_ms\tref_min_ms\tref_max_ms\t"
-          "ratio\tuopc_rate\tref_rate\tunit\ttarget\tneed_ratio\tstatus\tcheck\tcompile_ms\n");
+          "ratio\tuopc_rate\tref_rate\tunit\ttarget\tneed_ratio\tstatus\tcheck\tcompile_ms\trounds\n");
   for (const Row &w : rows) {
     auto u = [&](double v) { return w.has_uopc ? Tsv(v) : std::string("-"); };
     auto r = [&](double v) { return w.has_ref ? Tsv(v) : std::string("-"); };
-    fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.workload.c_str(),
+    fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", w.workload.c_str(),
             w.variant.c_str(), u(w.u.med).c_str(), u(w.u.min).c_str(), u(w.u.max).c_str(), w.reference.c_str(),
             r(w.r.med).c_str(), r(w.r.min).c_str(), r(w.r.max).c_str(), Tsv(w.ratio).c_str(), Tsv(w.urate).c_str(),
             Tsv(w.rrate).c_str(), w.unit.c_str(), w.target.empty() ? "-" : w.target.c_str(), Tsv(w.need).c_str(),
             w.status.empty() ? "-" : w.status.c_str(), w.check.empty() ? "-" : w.check.c_str(),
-            Tsv(w.compile_ms).c_str());
+            Tsv(w.compile_ms).c_str(), w.rounds);
   }
   return fclose(f) == 0;
 }
@@ -448,6 +464,7 @@ bool RunPlanWork(const PlanWork &w, const Options &o, std::vector<Row> &rows) {
     g.unit = w.unit;
     g.work = w.work;
     g.reps = o.reps ? o.reps : w.reps;
+    g.fixed_reps = o.reps != 0;
     g.uopc = [&]() {
       if (uopc_plan_call(p, args.data(), (uint32_t)args.size(), &ot, &e) == UOPC_OK) return true;
       fprintf(stderr, "%s %s: %s\n", w.name.c_str(), var.name, e.msg);
@@ -539,7 +556,7 @@ int main(int argc, char **argv) {
                                            : std::string("OpenBLAS not installed (libopenblas-dev)")));
   meta.push_back(std::string("mode\t") + (S ? "smoke (small sizes, 1 round: the figures mean nothing)" : "full") +
                  ", tier " + (o.tier == UOPC_TIER_STRONG ? "strong" : "fast") +
-                 ", reps " + (o.reps ? std::to_string(o.reps) : std::string("per workload")) +
+                 ", rounds " + (o.reps ? std::to_string(o.reps) : std::string("per workload (fewer, >= 3, past 15 s a group)")) +
                  ", FMA lanes " + std::to_string(ref_fma_lanes()));
   for (const std::string &m : meta) {
     std::string s = m;
@@ -571,6 +588,7 @@ int main(int argc, char **argv) {
     g.workload = "triad";
     g.unit = "GB/s";
     g.reps = o.reps ? o.reps : 20;
+    g.fixed_reps = o.reps != 0;
     g.refs = {triad(1, false, {}), triad(2, false, {}), triad(1, true, {}), triad(2, true, {})};
     for (Row &r : RunGroup(g)) PrintRow(r), rows.push_back(r);
   }
@@ -579,6 +597,7 @@ int main(int argc, char **argv) {
     g.workload = "fma-peak";
     g.unit = "GFLOP/s";
     g.reps = o.reps ? o.reps : 10;
+    g.fixed_reps = o.reps != 0;
     static volatile float fma_sink;
     for (int t = 1; t <= 2; t++)
       g.refs.push_back(Ref{"FMA f32 chains " + std::to_string(t) + "T", [=]() { fma_sink = ref_fma_peak(FI, t); },
