@@ -525,6 +525,16 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  {
+    std::stringstream names(o.only);
+    std::string n;
+    const std::string known = " triad fma ew16M sum16M matmul1024 attention512 softmax4096 ";
+    while (std::getline(names, n, ','))
+      if (known.find(" " + n + " ") == std::string::npos)
+        return fprintf(stderr, "bench_throughput: --only %s: no workload '%s' (one of:%s)\n", o.only.c_str(),
+                       n.c_str(), known.substr(0, known.size() - 1).c_str()),
+               2;
+  }
   const bool S = o.smoke;
   if (S && !o.reps) o.reps = 1;
   const long M = S ? 4096 : 1L << 24;        // ew, sum

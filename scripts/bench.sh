@@ -57,6 +57,7 @@ if [ ! -x "$exe" ]; then
   exit 1
 fi
 mkdir -p "$out"
+rm -f "$out/bench.tsv" "$out/ratios.svg"  # never plot an earlier run's rows
 status=0
 "$exe" --out "$out" "${args[@]}" | tee "$out/bench.txt" || status=$?
 if [ -f "$out/bench.tsv" ]; then
