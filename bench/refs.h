@@ -17,7 +17,8 @@ extern "C" {
 void ref_par(int threads, void (*fn)(void *arg, int t, int threads), void *arg);
 
 /* The share [*lo, *hi) of n elements of thread t out of threads, in whole
-   blocks of 64 elements (one 256-byte line pair) except the last share. */
+   blocks of 64 elements (256 bytes: whole cache lines) except the last
+   share, so that each share of a 64-byte aligned array starts aligned. */
 void ref_share(long n, int t, int threads, long *lo, long *hi);
 
 /* ref_stream.c: STREAM's triad a[i] = b[i] + s * c[i] over n f32 on
