@@ -270,6 +270,14 @@ std::string Lscpu() {
   return out.empty() ? "lscpu printed nothing" : out;
 }
 
+// The 1, 5 and 15 minute load averages (other work on the machine).
+std::string LoadAvg() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  if (!(f >> a >> b >> c)) return "?";
+  return a + " " + b + " " + c;
+}
+
 std::string SelfExe() {
   char b[4096];
   ssize_t n = readlink("/proc/self/exe", b, sizeof b - 1);
@@ -559,6 +567,8 @@ int main(int argc, char **argv) {
                  CpuinfoField("model") + ", " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " CPUs online" +
                  (__builtin_cpu_supports("avx512f") ? ", AVX-512" : ", no AVX-512") + ")");
   meta.push_back("lscpu\t" + Lscpu());
+  meta.push_back("load\t" + LoadAvg() + " at the start (1/5/15-minute averages; on " +
+                 std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " CPUs, more than that means others' work shared them)");
   meta.push_back(std::string("openblas\t") +
                  (ref_openblas_available() ? std::string(ref_openblas_config()) + "; " +
                                                  (getenv("UOPC_BENCH_BLAS_NOTE") ? getenv("UOPC_BENCH_BLAS_NOTE")
@@ -704,7 +714,7 @@ int main(int argc, char **argv) {
     return fprintf(stderr, "bench_throughput: cannot write %s: %s\n", tsv.c_str(), strerror(errno)), 2;
   int pass = 0, shortn = 0;
   for (const Row &r : rows) pass += r.status == "PASS", shortn += r.status == "short";
-  printf("\ntargets: %d PASS, %d short%s; table: %s\n", pass, shortn, ok ? "" : "; A STRICT OUTPUT DIFFERS",
-         tsv.c_str());
+  printf("\ntargets: %d PASS, %d short%s; load at the end %s; table: %s\n", pass, shortn,
+         ok ? "" : "; A STRICT OUTPUT DIFFERS", LoadAvg().c_str(), tsv.c_str());
   return ok ? 0 : 1;
 }
