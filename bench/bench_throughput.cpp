@@ -319,7 +319,7 @@ void ChooseOpenblasCore(char **argv, long n) {
   std::string note;
   const char *core = ref_openblas_corename();
   const char *preset = getenv("OPENBLAS_CORETYPE");
-  if (preset) {
+  if (preset && *preset) {
     note = std::string("OPENBLAS_CORETYPE=") + preset + " set by the caller: core " + core;
   } else if (__builtin_cpu_supports("avx512f") && !IsAvx512Core(core)) {
     double here = ProbeSgemm(n);
