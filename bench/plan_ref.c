@@ -4,13 +4,17 @@
  * right from the first element; exp2 as libm's double exp2 rounded to f32;
  * a divide as a multiply by recip), so the outputs are bit-identical to the
  * plan's.  matmul_ikj is the usual fast C loop (c[i][j] += a[i][k]*b[k][j]
- * from zero), a different order, for reference only. */
+ * from zero), a different order, for reference only; matmul_ikj_seq is the
+ * same i-k-j loop started from the k = 0 products, so that each c[i][j] sees
+ * the adds of matmul_ijk in the same order (bit-identical to it, at the
+ * i-k-j loop's speed). */
 #include <math.h>
 
 void ref_ew(float *restrict o, const float *restrict a, const float *restrict b, long n);
 float ref_sum(const float *restrict a, long n);
 void ref_matmul_ijk(float *restrict c, const float *restrict a, const float *restrict b, long n);
 void ref_matmul_ikj(float *restrict c, const float *restrict a, const float *restrict b, long n);
+void ref_matmul_ikj_seq(float *restrict c, const float *restrict a, const float *restrict b, long n);
 void ref_softmax(float *restrict y, float *restrict e, const float *restrict x, long rows, long n);
 void ref_attention(float *restrict o, float *restrict s, float *restrict p, const float *restrict q,
                    const float *restrict k, const float *restrict v, long n, long d);
@@ -41,6 +45,17 @@ void ref_matmul_ikj(float *restrict c, const float *restrict a, const float *res
       float x = a[i * n + k];
       for (long j = 0; j < n; j++) c[i * n + j] += x * b[k * n + j];
     }
+}
+
+void ref_matmul_ikj_seq(float *restrict c, const float *restrict a, const float *restrict b, long n) {
+  for (long i = 0; i < n; i++) {
+    float x = a[i * n];
+    for (long j = 0; j < n; j++) c[i * n + j] = x * b[j];
+    for (long k = 1; k < n; k++) {
+      x = a[i * n + k];
+      for (long j = 0; j < n; j++) c[i * n + j] = c[i * n + j] + x * b[k * n + j];
+    }
+  }
 }
 
 static float f_exp2(float x) { return (float)exp2((double)x); }
