@@ -39,7 +39,7 @@ install(FILES ${PROJECT_BINARY_DIR}/uopcConfig.cmake ${PROJECT_BINARY_DIR}/uopcC
 # libuopc.a from the same directory whatever follows, so uopc-static.pc names
 # the archive itself: `pkg-config --cflags --libs uopc-static` links
 # libuopc.a (docs/decisions.md).
-set(UOPC_PC_LIBS_PRIVATE "${UOPC_LLVM_LIBRARY} -lm -pthread")
+set(UOPC_PC_LIBS_PRIVATE "${UOPC_LLVM_LIBRARY} -lm -lstdc++ -pthread")
 set(UOPC_PC_REQUIRES_PRIVATE "zlib")
 foreach(d LIBDIR INCLUDEDIR)  # relative to ${prefix} unless absolute
   if(IS_ABSOLUTE "${CMAKE_INSTALL_${d}}")

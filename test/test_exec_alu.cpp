@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "uopc/algebra.h"
 
@@ -624,6 +625,67 @@ TEST(ExecAluRandom, I32MatchesIndependentFormulas) {
     ASSERT_TRUE(r == 0 || (r < 0) == (b < 0));
     ASSERT_LT(std::llabs(r), std::llabs((int64_t)b));
   }
+}
+
+// uopc_exec_alu_n against uopc_exec_alu case by case, for every
+// (op, out, in) the loops of the domain test visit (in and out of the
+// domain): the same ok flags and the same result bits, untouched results
+// where refused.  Random bits, edge values and values with refusals
+// (zero divisors, NaN casts) mixed.
+TEST(ExecAluBatch, SameAsOneAtATime) {
+  std::mt19937_64 rng(12);
+  const double edges[] = {0.0, -0.0, 1.0, -1.0, 0.5, 65504.0, 65520.0, 1e300, -1e-300, 0x1p-25, 0x1.8p-25,
+                          0x1p-24, 0x1.ffffffp127, std::numeric_limits<double>::infinity(),
+                          -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()};
+  const size_t n = 3000;
+  std::vector<uopc_val> in(3 * n), out(n), one(n);
+  std::vector<unsigned char> ok(n);
+  size_t checked = 0;
+  for (int op = 0; op <= (int)UOPC_OP_COUNT; op++)
+    for (int o = 0; o <= (int)UOPC_DT_COUNT; o++)
+      for (int i = 0; i <= (int)UOPC_DT_COUNT; i++) {
+        uopc_op p = (uopc_op)op;
+        uopc_dtype ot = (uopc_dtype)o, it = (uopc_dtype)i;
+        for (uopc_val &v : in) {
+          uint64_t r = rng();
+          switch (r & 3) {
+          case 0: v.f = edges[(r >> 8) % (sizeof edges / sizeof edges[0])]; break;
+          case 1: {
+            uint64_t b = rng();
+            std::memcpy(&v.f, &b, 8);
+            break;
+          }
+          case 2: v.f = (double)(int32_t)(r >> 32) * 0x1p-20; break;
+          default: v.f = (double)((int64_t)(r >> 60) - 8); break;
+          }
+          v.i = (r & 4) ? (int64_t)(int32_t)(r >> 32) : (int64_t)((r >> 40) % 5) - 2;
+        }
+        for (size_t j = 0; j < n; j++) {
+          out[j].i = one[j].i = 777;
+          out[j].f = one[j].f = 777.0;
+        }
+        size_t k = p == UOPC_OP_WHERE ? 3 : (p == UOPC_OP_RECIP || p == UOPC_OP_EXP2 || p == UOPC_OP_LOG2 ||
+                                             p == UOPC_OP_SQRT || p == UOPC_OP_SIN || p == UOPC_OP_CAST)
+                                                ? 1
+                                                : 2;
+        size_t good = uopc_exec_alu_n(p, ot, it, in.data(), n, out.data(), ok.data()), want = 0;
+        for (size_t j = 0; j < n; j++) {
+          int r = uopc_exec_alu(p, ot, it, in.data() + k * j, &one[j]);
+          want += (size_t)r;
+          ASSERT_EQ((int)ok[j], r) << "op " << op << " out " << o << " in " << i << " case " << j;
+          ASSERT_EQ(std::memcmp(&out[j], &one[j], sizeof one[j]), 0)
+              << "op " << op << " out " << o << " in " << i << " case " << j;
+        }
+        ASSERT_EQ(good, want);
+        checked += want;
+      }
+  EXPECT_GT(checked, (size_t)50 * n);  // most of the domain computed something
+  uopc_val v[2] = {}, r;
+  unsigned char f;
+  EXPECT_EQ(uopc_exec_alu_n(UOPC_OP_ADD, UOPC_DT_F32, UOPC_DT_F32, nullptr, 1, &r, &f), 0u);
+  EXPECT_EQ(uopc_exec_alu_n(UOPC_OP_ADD, UOPC_DT_F32, UOPC_DT_F32, v, 1, nullptr, &f), 0u);
+  EXPECT_EQ(uopc_exec_alu_n(UOPC_OP_ADD, UOPC_DT_F32, UOPC_DT_F32, v, 1, &r, nullptr), 0u);
+  EXPECT_EQ(uopc_exec_alu_n(UOPC_OP_ADD, UOPC_DT_F32, UOPC_DT_F32, v, 0, &r, &f), 0u);
 }
 
 }  // namespace

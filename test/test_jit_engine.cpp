@@ -11,6 +11,7 @@
 #include <xmmintrin.h>
 
 #include <atomic>
+#include <set>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -247,6 +248,92 @@ TEST(JitEngine, FreeReleasesTheCode) {
   uopi_jit_code *k = nullptr;
   EXPECT_EQ(uopi_jit_load(obj.data(), obj.size(), name.c_str(), 3, &k, &e), UOPC_OK) << e.msg;
   uopi_jit_free(k);
+}
+
+// Code memory comes from a pool (lib/jit/pool_mm.cpp): a freed kernel's
+// pages go to the next kernel, no mapping of the process is ever writable
+// and executable at once, and a link that fails after allocating (an
+// undefined symbol) leaves the pool usable (LLVM 19 unmapped the whole
+// slab there).
+bool AnyWritableExecutableMapping(std::string *which) {
+  FILE *f = std::fopen("/proc/self/maps", "r");
+  if (!f) return false;
+  char line[512];
+  bool found = false;
+  while (std::fgets(line, sizeof line, f)) {
+    char perms[8] = {};
+    if (std::sscanf(line, "%*s %7s", perms) == 1 && perms[1] == 'w' && perms[2] == 'x') {
+      found = true;
+      *which = line;
+    }
+  }
+  std::fclose(f);
+  return found;
+}
+
+// The permissions ("r-xp", ...) of the mapping that holds address a, or "".
+std::string PermsAt(uintptr_t a) {
+  FILE *f = std::fopen("/proc/self/maps", "r");
+  if (!f) return "";
+  char line[512];
+  std::string perms;
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long lo = 0, hi = 0;
+    char p[8] = {};
+    if (std::sscanf(line, "%lx-%lx %7s", &lo, &hi, p) == 3 && a >= lo && a < hi) perms = p;
+  }
+  std::fclose(f);
+  return perms;
+}
+
+Code UndefinedSymbolFails() {
+  std::string name = Name("undef");
+  uopc_error e{};
+  LLVMModuleRef m;
+  EXPECT_EQ(uopi_jit_module_new(name.c_str(), &m, &e), UOPC_OK);
+  LLVMContextRef cx = LLVMGetModuleContext(m);
+  LLVMTypeRef vt = LLVMFunctionType(LLVMVoidTypeInContext(cx), nullptr, 0, 0);
+  LLVMTypeRef pt = LLVMPointerTypeInContext(cx, 0);
+  LLVMValueRef fn = LLVMAddFunction(m, name.c_str(), LLVMFunctionType(LLVMVoidTypeInContext(cx), &pt, 1, 0));
+  LLVMValueRef ext = LLVMAddFunction(m, "uopc_test_missing_symbol", vt);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(cx);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cx, fn, "entry"));
+  LLVMBuildCall2(b, vt, ext, nullptr, 0, "");
+  LLVMBuildRetVoid(b);
+  LLVMDisposeBuilder(b);
+  uopi_jit_code *k = nullptr;
+  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), 0, UOPI_JIT_TIER0, &k, &e), UOPC_ERR_JIT);
+  return Code(k);
+}
+
+TEST(JitEngine, PooledCodeMemoryIsReusedAndNeverWritableAndExecutable) {
+  std::string which;
+  std::vector<Code> live;
+  for (int i = 0; i < 8; i++) live.push_back(CompileSample(i & 1 ? SAMPLE_MM : SAMPLE_EW, 16, UOPI_JIT_TIER0));
+  // valgrind's own translation cache is mapped rwx in the process: there only
+  // the kernels' own pages are checked.
+  const bool scan = !UnderValgrind();
+  if (scan) EXPECT_FALSE(AnyWritableExecutableMapping(&which)) << which;
+  for (const Code &c : live) {
+    ASSERT_NE(c.k, nullptr);
+    EXPECT_EQ(PermsAt((uintptr_t)c.k->fn), "r-xp");
+  }
+
+  // Free one, compile the same kind again: its range is the first the pool has free.
+  std::set<uintptr_t> freed, reused;
+  for (int round = 0; round < 20; round++) {
+    UndefinedSymbolFails();  // abandoned allocations in between
+    Code c = CompileSample(SAMPLE_EW, 64, UOPI_JIT_TIER0);
+    ASSERT_NE(c.k, nullptr);
+    EXPECT_TRUE(EwIsExact(c, 64, (uint32_t)round));
+    uintptr_t at = (uintptr_t)c.k->fn & ~(uintptr_t)4095;
+    if (freed.count(at)) reused.insert(at);
+    freed.insert(at);
+  }
+  EXPECT_FALSE(reused.empty()) << "20 compile+free rounds never reused a freed code page";
+  if (scan) EXPECT_FALSE(AnyWritableExecutableMapping(&which)) << which;
+  for (const Code &c : live) EXPECT_EQ(PermsAt((uintptr_t)c.k->fn), "r-xp");
+  EXPECT_TRUE(EwIsExact(live[0], 16, 3));  // the live kernels still run
 }
 
 // The object bytes of a kernel load (link only, no codegen) and run the same;

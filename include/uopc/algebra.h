@@ -27,6 +27,18 @@ typedef struct uopc_val {
    NULL in or out or an op or dtype it does not define. */
 UOPC_API int uopc_exec_alu(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, uopc_val *out);
 
+/* uopc_exec_alu over n cases at once, for callers that evaluate many
+   operand tuples of one (op, out_t, in_t) (the fuzzer): for i < n,
+   ok[i] = uopc_exec_alu(op, out_t, in_t, in + k*i, out + i), where k is the
+   op's operand count (1 for RECIP, EXP2, LOG2, SQRT, SIN and CAST; 3 for
+   WHERE, condition first; 2 otherwise), so in holds n*k values.  The same
+   result bit for bit, out[i] left untouched where ok[i] is 0; only the
+   dispatch on (op, out_t, in_t) is done once instead of per case.  Returns
+   the number of ok[i] that are 1.  NULL in, out or ok: returns 0 and writes
+   nothing; n = 0: returns 0. */
+UOPC_API size_t uopc_exec_alu_n(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, size_t n,
+                                uopc_val *out, unsigned char *ok);
+
 /* Round a double to f32 / f16 (nearest even, overflow to +-inf). */
 UOPC_API double uopc_round_f32(double x);
 UOPC_API double uopc_round_f16(double x);

@@ -12,6 +12,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "algebra/fround.h"
@@ -184,3 +185,34 @@ int uopc_exec_alu(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val 
   }
   return exec_general(op, out_t, in_t, in, out);
 }
+
+/* One loop per fast path (the same expressions as uopc_exec_alu's), the
+   general path per case otherwise.  The fast paths never refuse. */
+#define UOPI_ALU_LOOP(EXPR)                       \
+  do {                                            \
+    for (size_t i = 0; i < n; i++) {              \
+      const uopc_val *v = in + 2 * i;             \
+      (void)put_float(in_t, out + i, EXPR);       \
+      ok[i] = 1;                                  \
+    }                                             \
+    return n;                                     \
+  } while (0)
+
+size_t uopc_exec_alu_n(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out,
+                       unsigned char *ok) {
+  if (in == NULL || out == NULL || ok == NULL) return 0;
+  if (out_t == in_t && in_t == UOPC_DT_F32) {
+    if (op == UOPC_OP_ADD) UOPI_ALU_LOOP(uopi_round_f32(v[0].f) + uopi_round_f32(v[1].f));
+    if (op == UOPC_OP_MUL) UOPI_ALU_LOOP(uopi_round_f32(v[0].f) * uopi_round_f32(v[1].f));
+  } else if (out_t == in_t && in_t == UOPC_DT_F16) {
+    if (op == UOPC_OP_ADD) UOPI_ALU_LOOP(uopi_round_f16(v[0].f) + uopi_round_f16(v[1].f));
+    if (op == UOPC_OP_MUL) UOPI_ALU_LOOP(uopi_round_f16(v[0].f) * uopi_round_f16(v[1].f));
+  }
+  size_t k = op == UOPC_OP_WHERE ? 3 : is_unary(op) ? 1 : 2, good = 0;
+  for (size_t i = 0; i < n; i++) {
+    ok[i] = (unsigned char)exec_general(op, out_t, in_t, in + k * i, out + i);
+    good += ok[i];
+  }
+  return good;
+}
+#undef UOPI_ALU_LOOP

@@ -38,6 +38,23 @@ static inline double uopi_round_f32(double x) {
   return (double)(float)x;
 }
 
+/* The rare binades of uopi_round_f16 (NaN, >= 2^16, below the normal f16
+   range), out of line so that the normal path has constant shifts and one
+   branch. */
+__attribute__((noinline, unused)) static double uopi_round_f16_rare(double x) {
+  uint64_t b = uopi_f64_bits(x), sign = b & UOPI_F64_SIGN, a = b ^ sign;
+  int e = (int)(a >> 52) - 1023;
+  if (a > UOPI_F64_INF) return sign ? -(double)NAN : (double)NAN; /* round.c's NaN, round.c's sign */
+  if (e >= 16) return uopi_f64_from_bits(sign | UOPI_F64_INF);    /* 65536 and up, inf */
+  if (e < -25) return uopi_f64_from_bits(sign);                   /* below 2^-25, zeros, double subnormals */
+  if (e == -25) return uopi_f64_from_bits(sign | (a == 0x3e60000000000000ull ? 0 : 0x3e70000000000000ull));
+  unsigned s = (unsigned)(42 - 14 - e); /* 43 .. 52; at 52 the kept bit is the exponent's lowest, 1 like the unit count */
+  uint64_t low = (1ull << s) - 1;
+  a += (low >> 1) + ((a >> s) & 1u);
+  a &= ~low;
+  return uopi_f64_from_bits(sign | a); /* below 2^-14: no carry reaches 65536 */
+}
+
 /* uopc_round_f16: x rounded to the nearest f16 value (ties to even, |x| >=
    65520 to inf), returned as a double.  The double's bits are rounded in
    place: for a quantum of 2^s units of the bit pattern, adding 2^(s-1) - 1
@@ -49,17 +66,11 @@ static inline double uopi_round_f32(double x) {
    rounds to 2^-24 except its tie 2^-25 (to 0, even); below 2^-25, to 0. */
 static inline double uopi_round_f16(double x) {
   uint64_t b = uopi_f64_bits(x), sign = b & UOPI_F64_SIGN, a = b ^ sign;
-  int e = (int)(a >> 52) - 1023; /* |x| in [2^e, 2^(e+1)) when normal */
-  unsigned s = 42;
-  if ((unsigned)(e + 14) > 29u) { /* outside the normal f16 binades [2^-14, 2^16) */
-    if (a > UOPI_F64_INF) return sign ? -(double)NAN : (double)NAN; /* round.c's NaN, round.c's sign */
-    if (e >= 16) return uopi_f64_from_bits(sign | UOPI_F64_INF);    /* 65536 and up, inf */
-    if (e < -25) return uopi_f64_from_bits(sign);                   /* below 2^-25, zeros, double subnormals */
-    if (e == -25) return uopi_f64_from_bits(sign | (a == 0x3e60000000000000ull ? 0 : 0x3e70000000000000ull));
-    s = (unsigned)(42 - 14 - e); /* 43 .. 52; at 52 the kept bit is the exponent's lowest, 1 like the unit count */
-  }
-  uint64_t low = (1ull << s) - 1;
-  a += (low >> 1) + ((a >> s) & 1u);
+  /* |x| outside [2^-14, 2^16) (NaN included), on the bits: one subtraction, one compare */
+  if (__builtin_expect(a - 0x3f10000000000000ull >= 0x40f0000000000000ull - 0x3f10000000000000ull, 0))
+    return uopi_round_f16_rare(x);
+  const uint64_t low = (1ull << 42) - 1; /* 10 of the double's 52 mantissa bits kept */
+  a += (low >> 1) + ((a >> 42) & 1u);
   a &= ~low;
   if (a >= 0x40f0000000000000ull) a = UOPI_F64_INF; /* rounded up to 65536 */
   return uopi_f64_from_bits(sign | a);

@@ -22,6 +22,7 @@
 #include <llvm-c/Target.h>
 
 #include "jit/jit_impl.h"
+#include "jit/pool_mm.h"
 #include "support/support.h"
 
 /* The one cl::opt: CodeGen None (TIER0) keeps FastISel but allocates
@@ -92,8 +93,11 @@ static void release(uopi_jit_engine *g) {
 
 static uopc_status create(uopi_jit_engine *g, uopc_error *e) {
   if (process_failed) return uopi_jit_fail(e, UOPC_ERR_JIT, "LLVM has no native target for this host");
-  /* The builder is consumed by LLVMOrcCreateLLJIT, even on error. */
-  LLVMErrorRef err = LLVMOrcCreateLLJIT(&g->jit, LLVMOrcCreateLLJITBuilder());
+  /* The builder is consumed by LLVMOrcCreateLLJIT, even on error.  JITLink
+     with pooled memory (pool_mm.h): no mmap/munmap per linked object. */
+  LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
+  uopi_jit_pool_install(b);
+  LLVMErrorRef err = LLVMOrcCreateLLJIT(&g->jit, b);
   if (err) {
     g->jit = NULL;
     return uopi_jit_fail_err(e, err, "cannot create the LLJIT");

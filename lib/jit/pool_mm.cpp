@@ -1,0 +1,99 @@
+/* lib/jit/pool_mm.cpp - the JITLink object layer over a pooled memory
+ * manager (pool_mm.h has the contract).  The one C++ file of the library:
+ * LLVM 19's C API offers LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator
+ * but no way to give JITLink a memory manager, so this file builds the
+ * layer with LLVM's C++ API and hands it back through the C one (the C
+ * API's own wrap/unwrap are reinterpret_casts of the same pointers).
+ * docs/jit.md, "Disk hits and a pooled memory manager", says why.
+ */
+#include "jit/pool_mm.h"
+
+#include <memory>
+
+#include <llvm/ExecutionEngine/Orc/EPCEHFrameRegistrar.h>
+#include <llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h>
+#include <llvm/ExecutionEngine/Orc/MemoryMapper.h>
+#include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
+
+namespace {
+
+using namespace llvm;
+using namespace llvm::orc;
+
+/* LLVM 19's MapperJITLinkMemoryManager with one change: abandoning an
+   allocation (a link that fails after allocating, e.g. on an undefined
+   symbol).  The original calls Mapper->release(alloc address), and for the
+   first allocation of a slab that address is the slab's own: the
+   InProcessMemoryMapper unmaps the whole slab while the manager still hands
+   out its free ranges, and the next link writes into unmapped memory.  Here
+   the abandoned allocation is finalized without its actions (the segments
+   get their protections, nothing runs) and deallocated at once, which puts
+   its range back in the pool like any freed kernel's. */
+class PoolMemoryManager final : public jitlink::JITLinkMemoryManager {
+public:
+  explicit PoolMemoryManager(std::unique_ptr<MapperJITLinkMemoryManager> in) : in_(std::move(in)) {}
+
+  void allocate(const jitlink::JITLinkDylib *jd, jitlink::LinkGraph &g, OnAllocatedFunction done) override {
+    in_->allocate(jd, g, [this, &g, done = std::move(done)](AllocResult r) mutable {
+      if (!r) return done(r.takeError());
+      done(std::make_unique<Alloc>(*in_, g, std::move(*r)));
+    });
+  }
+  void deallocate(std::vector<FinalizedAlloc> allocs, OnDeallocatedFunction done) override {
+    in_->deallocate(std::move(allocs), std::move(done));
+  }
+  using JITLinkMemoryManager::allocate;
+  using JITLinkMemoryManager::deallocate;
+
+private:
+  class Alloc final : public InFlightAlloc {
+  public:
+    Alloc(MapperJITLinkMemoryManager &mm, jitlink::LinkGraph &g, std::unique_ptr<InFlightAlloc> in)
+        : mm_(mm), g_(g), in_(std::move(in)) {}
+    void finalize(OnFinalizedFunction done) override { in_->finalize(std::move(done)); }
+    void abandon(OnAbandonedFunction done) override {
+      g_.allocActions().clear(); /* a failed link's actions must not run */
+      in_->finalize([this, done = std::move(done)](Expected<FinalizedAlloc> fa) mutable {
+        if (!fa) return done(fa.takeError());
+        std::vector<FinalizedAlloc> v;
+        v.push_back(std::move(*fa));
+        mm_.deallocate(std::move(v), std::move(done));
+      });
+    }
+
+  private:
+    MapperJITLinkMemoryManager &mm_;
+    jitlink::LinkGraph &g_;
+    std::unique_ptr<InFlightAlloc> in_;
+  };
+
+  std::unique_ptr<MapperJITLinkMemoryManager> in_;
+};
+
+LLVMOrcObjectLayerRef create_layer(void *ctx, LLVMOrcExecutionSessionRef es_ref, const char *triple) {
+  (void)ctx;
+  (void)triple;
+  ExecutionSession &es = *reinterpret_cast<ExecutionSession *>(es_ref);
+  std::unique_ptr<ObjectLinkingLayer> layer;
+  auto mapper = InProcessMemoryMapper::Create();
+  if (mapper) {
+    auto pool = std::make_unique<MapperJITLinkMemoryManager>(UOPI_JIT_POOL_SLAB, std::move(*mapper));
+    layer = std::make_unique<ObjectLinkingLayer>(es, std::make_unique<PoolMemoryManager>(std::move(pool)));
+  } else {
+    consumeError(mapper.takeError());
+    layer = std::make_unique<ObjectLinkingLayer>(es); /* the default memory manager */
+  }
+  /* What LLJIT's default JITLink layer adds (LLJIT.cpp, prepareForConstruction). */
+  if (auto reg = EPCEHFrameRegistrar::Create(es))
+    layer->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(es, std::move(*reg)));
+  else
+    consumeError(reg.takeError());
+  ObjectLayer *base = layer.release();
+  return reinterpret_cast<LLVMOrcObjectLayerRef>(base);
+}
+
+}  // namespace
+
+extern "C" void uopi_jit_pool_install(LLVMOrcLLJITBuilderRef b) {
+  if (b) LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator(b, create_layer, nullptr);
+}
