@@ -72,6 +72,13 @@ UOPC_API int uopc_plan_arg(const uopc_plan *p, uint32_t slot, uopc_dtype *dtype,
 UOPC_API int uopc_plan_result(const uopc_plan *p, uopc_dtype *dtype, uint32_t *ndim, const int64_t **shape);
 /* Number of kernels (0 for NULL). */
 UOPC_API uint32_t uopc_plan_nkernels(const uopc_plan *p);
+/* The threads a call of the plan may use: its compile options' threads, or
+   the default they resolved to (UOPC_THREADS, else the CPUs the process may
+   run on), at most 64.  0 for NULL. */
+UOPC_API uint32_t uopc_plan_threads(const uopc_plan *p);
+/* How many of its kernels are split across the threads (each as
+   uopc_plan_threads chunks; docs/schedule.md "Threads").  0 for NULL. */
+UOPC_API uint32_t uopc_plan_nsplit(const uopc_plan *p);
 
 /* The LLVM IR (emit_asm: the host assembly) of every kernel of the plan of
    root, each after a line "; kernel K of N: computes ...".  A malloc'd

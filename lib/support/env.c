@@ -31,7 +31,8 @@ static const struct var {
     {"UOPC_REWRITE_STEPS_PER_NODE", K_COUNT, "the default (100) is kept"},
     {"UOPC_REWRITE_MIN_STEPS", K_COUNT, "the default (10000000) is kept"},
     {"UOPC_REWRITE_CHAIN", K_COUNT, "the default (100000) is kept"},
-    {"UOPC_THREADS", K_COUNT, "the machine's core count is used"},
+    {"UOPC_THREADS", K_COUNT, "the CPUs the process may run on are used"},
+    {"UOPC_SPLIT_MIN_WORK", K_COUNT, "the default (262144) is kept"},
     {"UOPC_JIT_CPU", K_CPU, "the host CPU is used (empty: the host CPU)"},
     {"UOPC_JIT_FEATURES", K_FEATURES, "the CPU's own features are used (the host's without UOPC_JIT_CPU)"},
     {"UOPC_LONG_TESTS", K_PATH, ""}, /* the test suite's switch: any value */
