@@ -2,14 +2,19 @@
 // that use the same ops in the same order (bench/plan_ref.c, compiled by
 // clang-19 -O3 -march=native -ffp-contract=off), in one run.
 //
-//   bench_plans [--reps N] [--tier fast|strong] [--only NAME]
+//   bench_plans [--reps N] [--tier fast|strong] [--only NAME] [--threads N[,N...]]
 //
 // For each workload of bench/data/ (ew16M, sum16M, sum4096x4096, matmul1024,
 // softmax4096, attention512): the plan's compile time (with the kernel cache
 // off), then N calls of the plan and N of the C loop, alternating, on the
 // same inputs (2 MiB aligned, MADV_HUGEPAGE); prints the median, min and max
 // of each, the ratio C / plan of the medians (>= 1: the plan is as fast),
-// and whether the outputs are bit-identical.
+// and whether the outputs are bit-identical.  --threads 1,2 compiles one
+// plan per thread count (uopc_compile_opts.threads, in that order) and
+// alternates their calls with the C loop's, one row each ("NAME/tN"): a
+// later plan's compile time is then what its chunk kernels add (the whole
+// kernels come from the kernel cache in memory).  Default: one plan, the
+// engine's default thread count.
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -74,12 +79,23 @@ int main(int argc, char **argv) {
   int reps = 0;
   uopc_tier tier = UOPC_TIER_FAST;
   const char *only = nullptr;
+  std::vector<uint32_t> threads;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--tier")) tier = strcmp(argv[i + 1], "strong") ? UOPC_TIER_FAST : UOPC_TIER_STRONG;
     else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
-    else return fprintf(stderr, "usage: %s [--reps N] [--tier fast|strong] [--only NAME]\n", argv[0]), 2;
+    else if (!strcmp(argv[i], "--threads")) {
+      for (const char *t = argv[i + 1]; *t;) {
+        char *end;
+        long v = strtol(t, &end, 10);
+        if (end == t || v < 1 || v > 64) return fprintf(stderr, "--threads: counts from 1 to 64, comma-separated\n"), 2;
+        threads.push_back((uint32_t)v);
+        t = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return fprintf(stderr, "--threads: counts from 1 to 64, comma-separated\n"), 2;
+      }
+    } else return fprintf(stderr, "usage: %s [--reps N] [--tier fast|strong] [--only NAME] [--threads N[,N...]]\n", argv[0]), 2;
   }
+  if (threads.empty()) threads.push_back(0);
   setenv("UOPC_CACHE", "0", 1);  // compile times are real compiles
   static float scratch_e[4096 * 4096];
   static float scratch_s[512 * 512], scratch_p[512 * 512];
@@ -108,11 +124,17 @@ int main(int argc, char **argv) {
     std::string path = std::string(UOPC_BENCH_DATA) + "/" + w.file;
     uopc_node *root = uopc_uir_parse_file(c, path.c_str(), &e);
     if (!root) return fprintf(stderr, "%s: %s\n", path.c_str(), e.msg), 1;
-    uopc_compile_opts o = {tier};
-    auto t0 = Clock::now();
-    uopc_plan *p = uopc_plan_compile(c, root, &o, &e);
-    double compile_ms = Ms(t0, Clock::now());
-    if (!p) return fprintf(stderr, "%s: %s\n", w.name, e.msg), 1;
+    std::vector<uopc_plan *> plans;
+    std::vector<double> compile_ms;
+    for (uint32_t t : threads) {
+      uopc_compile_opts o = {tier, 0, t};
+      auto t0 = Clock::now();
+      uopc_plan *p = uopc_plan_compile(c, root, &o, &e);
+      compile_ms.push_back(Ms(t0, Clock::now()));
+      if (!p) return fprintf(stderr, "%s: %s\n", w.name, e.msg), 1;
+      plans.push_back(p);
+    }
+    size_t np = plans.size();
     std::vector<float *> in;
     std::vector<uopc_tensor> args;
     for (size_t k = 0; k < w.in.size(); k++) {
@@ -122,31 +144,43 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < w.in.size(); k++)
       args.push_back({in[k], UOPC_DT_F32, (uint32_t)w.in[k].size(), w.in[k].data()});
     size_t nout = (size_t)Numel(w.out);
-    float *out = Alloc(nout), *want = Alloc(nout);
-    uopc_tensor ot = {out, UOPC_DT_F32, (uint32_t)w.out.size(), w.out.empty() ? nullptr : w.out.data()};
-    std::vector<double> tp, tc;
-    for (int r = 0; r < n_reps + 1; r++) {  // the first pair warms up
-      auto a = Clock::now();
-      if (uopc_plan_call(p, args.data(), (uint32_t)args.size(), &ot, &e) != UOPC_OK)
-        return fprintf(stderr, "%s: %s\n", w.name, e.msg), 1;
+    float *want = Alloc(nout);
+    std::vector<float *> outs;
+    for (size_t k = 0; k < np; k++) outs.push_back(Alloc(nout));
+    std::vector<std::vector<double>> tp(np);
+    std::vector<double> tc;
+    for (int r = 0; r < n_reps + 1; r++) {  // the first round warms up
+      for (size_t k = 0; k < np; k++) {
+        uopc_tensor ot = {outs[k], UOPC_DT_F32, (uint32_t)w.out.size(), w.out.empty() ? nullptr : w.out.data()};
+        auto a = Clock::now();
+        if (uopc_plan_call(plans[k], args.data(), (uint32_t)args.size(), &ot, &e) != UOPC_OK)
+          return fprintf(stderr, "%s: %s\n", w.name, e.msg), 1;
+        if (r) tp[k].push_back(Ms(a, Clock::now()));
+      }
       auto b = Clock::now();
       w.ref(in.data(), want);
       auto d = Clock::now();
-      if (r) tp.push_back(Ms(a, b)), tc.push_back(Ms(b, d));
+      if (r) tc.push_back(Ms(b, d));
     }
-    bool same = memcmp(out, want, nout * sizeof(float)) == 0;
-    bad += !same;
-    Stats sp = Of(tp), sc = Of(tc);
-    double rate = w.flops_or_bytes / (sp.med * 1e6);
-    char r1[64], r2[64];
-    snprintf(r1, sizeof r1, "(%.2f-%.2f)", sp.min, sp.max);
-    snprintf(r2, sizeof r2, "(%.2f-%.2f)", sc.min, sc.max);
-    printf("%-14s %8.1fms %10.2fms %18s %10.2fms %18s %8.3f %6.1f %s  %s\n", w.name, compile_ms, sp.med, r1, sc.med, r2,
-           sc.med / sp.med, rate, w.unit, same ? "bit-identical" : "DIFFER");
-    fflush(stdout);
-    uopc_plan_free(p);
+    Stats sc = Of(tc);
+    for (size_t k = 0; k < np; k++) {
+      bool same = memcmp(outs[k], want, nout * sizeof(float)) == 0;
+      bad += !same;
+      Stats sp = Of(tp[k]);
+      double rate = w.flops_or_bytes / (sp.med * 1e6);
+      char r1[64], r2[64], name[64];
+      snprintf(r1, sizeof r1, "(%.2f-%.2f)", sp.min, sp.max);
+      snprintf(r2, sizeof r2, "(%.2f-%.2f)", sc.min, sc.max);
+      if (threads[k]) snprintf(name, sizeof name, "%s/t%u", w.name, uopc_plan_threads(plans[k]));
+      else snprintf(name, sizeof name, "%s", w.name);
+      printf("%-14s %8.1fms %10.2fms %18s %10.2fms %18s %8.3f %6.1f %s  %s  (%u of %u kernels split)\n", name,
+             compile_ms[k], sp.med, r1, sc.med, r2, sc.med / sp.med, rate, w.unit, same ? "bit-identical" : "DIFFER",
+             uopc_plan_nsplit(plans[k]), uopc_plan_nkernels(plans[k]));
+      fflush(stdout);
+    }
+    for (uopc_plan *p : plans) uopc_plan_free(p);
+    for (float *x : outs) free(x);
     for (float *x : in) free(x);
-    free(out);
     free(want);
     uopc_ctx_free(c);
   }
