@@ -18,6 +18,7 @@ TESTS=(
   Cache.TwoProcessesCompilingAtOnceLeaveOneValidEntry  # two processes, one entry, one rename
   PlanThreads.TwoHostThreadsCallOneThreadedPlan     # two host threads calling one split plan: the pool's queue
   PlanThreads.PoisonErrorIsTheSameAtAnyThreadCount  # chunks at once, their status words, the recording rerun
+  PlanThreads.PoolRunsEveryJobOnceFromSeveralThreads  # the pool: 3 host threads' batches, shutdown, restart
 )
 # libLLVM is not instrumented: test/tsan.supp suppresses reports whose
 # frames are all inside it (each entry says why).

@@ -10,6 +10,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -334,4 +335,43 @@ TEST(PlanThreads, TwoHostThreadsCallOneThreadedPlan) {
   uopc_plan_free(p1);
   uopc_plan_free(p3);
   uopc_plan_cache_clear();
+}
+
+// The pool itself (lib/support/pool.h): batches from several host threads at
+// once, each job run exactly once; after a shutdown the next batch starts
+// workers again.
+extern "C" {
+#include "support/pool.h"
+}
+
+namespace {
+struct Counts {
+  std::atomic<int> hit[16];
+};
+void Bump(void *arg, uint32_t j) { static_cast<Counts *>(arg)->hit[j].fetch_add(1); }
+}  // namespace
+
+TEST(PlanThreads, PoolRunsEveryJobOnceFromSeveralThreads) {
+  std::vector<std::thread> th;
+  int bad[3] = {0, 0, 0};
+  for (int k = 0; k < 3; k++)
+    th.emplace_back([&, k] {
+      for (int r = 0; r < 200; r++) {
+        Counts c;
+        uint32_t n = 1 + (uint32_t)((r + k) % 16);
+        for (auto &h : c.hit) h = 0;
+        uopi_pool_run(Bump, &c, n);
+        for (uint32_t j = 0; j < 16; j++) bad[k] += c.hit[j].load() != (j < n ? 1 : 0);
+      }
+    });
+  for (std::thread &t : th) t.join();
+  EXPECT_EQ(bad[0] + bad[1] + bad[2], 0);
+  EXPECT_GE(uopi_pool_workers(), 1u);
+  uopi_pool_shutdown();
+  EXPECT_EQ(uopi_pool_workers(), 0u);
+  Counts c;
+  for (auto &h : c.hit) h = 0;
+  uopi_pool_run(Bump, &c, 4);
+  for (uint32_t j = 0; j < 4; j++) EXPECT_EQ(c.hit[j].load(), 1);
+  uopi_pool_shutdown();
 }
