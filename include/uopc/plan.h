@@ -22,7 +22,11 @@
  *
  * Threads: a plan is immutable after compiling; any number of threads may
  * call it at once (each call has its own temporaries).  It does not depend
- * on the context it was compiled in.
+ * on the context it was compiled in.  A plan compiled for T > 1 threads
+ * (uopc_compile_opts.threads) runs each big kernel whose outer loop is an
+ * output axis as T chunks at once, on the engine's thread pool and the
+ * calling thread; results, and errors, are bit for bit those of one thread
+ * (docs/schedule.md, "Threads").
  */
 #ifndef UOPC_PLAN_H
 #define UOPC_PLAN_H
