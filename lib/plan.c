@@ -32,10 +32,10 @@
 #include "schedule/schedule.h"
 #include "schedule/split.h"
 #include "support/pool.h"
+#include "support/support.h"
 #include "uopc/jit.h"
 #include "uopc/plan.h"
 #include "uopc/tensor.h"
-#include "support/support.h"
 #include "uopc/uir.h"
 
 #define ALIGN 64
