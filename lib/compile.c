@@ -22,7 +22,7 @@
  * about as much as the rest of a memory hit, so a graph compiled before (in
  * any context) is found by its serialization as given.
  *
- * Ordered shutdown lives here too: cached code first, then the engine.
+ * Ordered shutdown lives here too: the thread pool, cached code, then the engine.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +30,7 @@
 
 #include "codegen/emit.h"
 #include "compile.h"
+#include "support/pool.h"
 
 /* ---- helpers of the stages ---------------------------------------------------- */
 
@@ -195,6 +196,7 @@ uopc_status uopi_tier_of(const uopc_compile_opts *o, uopi_jit_tier *t, uopc_erro
 }
 
 uopc_status uopi_compile_shutdown(uopc_error *e) {
+  uopi_pool_shutdown();      /* the plans' worker threads (idle: no call may be running) */
   uopi_kcache_drop_unheld(); /* cached code would keep the engine alive */
   return uopi_jit_shutdown(e);
 }

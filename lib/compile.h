@@ -36,7 +36,8 @@ UOPI_FUNC uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit
    string (the caller frees it with free()), or NULL with the error in c. */
 UOPI_FUNC char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags, int asm_text);
 
-/* The ordered shutdown of the library's process-wide state: the kernel
+/* The ordered shutdown of the library's process-wide state: the plans'
+   thread pool (support/pool.h; no plan call may be running), the kernel
    cache's code that no uopc_kernel holds first, then the JIT engine
    (uopi_jit_shutdown: refuses with UOPC_ERR_ARG while kernels are live).
    Call it before exit, never from a static destructor, and after

@@ -11,6 +11,14 @@
  *             each, its status: a poison code becomes the error of the op,
  *             with the operands that the recording variant of the kernel that
  *             computes the op finds when it runs again (only then)
+ *   threads   the thread count is fixed at compile (threads_of); a kernel
+ *             with work enough (split_min) and an outer output axis is
+ *             compiled as chunks too (schedule/split.h), each with its own
+ *             status buffers, run at once on the engine's pool
+ *             (support/pool.h) and the caller; their status words are then
+ *             combined as the one kernel would have left them
+ *             (status[0] = the max), so the same error follows.  The
+ *             recording variant stays whole and runs on the caller.
  */
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -19,14 +27,20 @@
 #include <string.h>
 
 #include "compile.h"
+#include "lower/kernel.h"
 #include "plan_cache.h"
 #include "schedule/schedule.h"
+#include "schedule/split.h"
+#include "support/pool.h"
+#include "support/support.h"
 #include "uopc/jit.h"
 #include "uopc/plan.h"
 #include "uopc/tensor.h"
 #include "uopc/uir.h"
 
 #define ALIGN 64
+#define MAX_THREADS 64          /* the pool's limit with the caller (UOPI_POOL_MAX + 1) */
+#define SPLIT_MIN (1ull << 18)  /* work (loop iterations) from which a kernel is split (docs/schedule.md) */
 
 typedef struct pbuf {
   uopi_pb_kind kind;
@@ -47,6 +61,10 @@ typedef struct pkernel {
   uopc_kernel *rec;   /* the recording variant (run after a failure), or NULL */
   uint32_t rec_nbufs;
   uint32_t *rec_map;
+  uint32_t nchunks;       /* 0: runs whole; else the chunks run at once */
+  uopc_kernel **chunk;    /* nchunks kernels */
+  uint32_t *chunk_map;    /* chunk t's slot j is plan buffer chunk_map[t * nbufs + j] */
+  uint32_t *chunk_status; /* chunk t's status buffer (chunk 0's: status), when status is set */
 } pkernel;
 
 typedef struct pcheck {
@@ -66,6 +84,7 @@ struct uopc_plan {
   size_t block;    /* bytes of the per-call block */
   _Atomic(char *) spare; /* a block of an earlier call, kept for the next (its pages are already
                             touched: a 4 MiB block costs 1,000 page faults when new) */
+  uint32_t threads; /* the thread count it was compiled for */
   _Atomic uint32_t refs; /* uopc_plan_compile results and the plan cache's own */
 };
 
@@ -107,6 +126,10 @@ void uopc_plan_free(uopc_plan *p) {
     uopc_kernel_free(p->kernels[i].rec);
     free(p->kernels[i].map);
     free(p->kernels[i].rec_map);
+    for (uint32_t t = 0; p->kernels[i].chunk && t < p->kernels[i].nchunks; t++) uopc_kernel_free(p->kernels[i].chunk[t]);
+    free(p->kernels[i].chunk);
+    free(p->kernels[i].chunk_map);
+    free(p->kernels[i].chunk_status);
   }
   for (uint32_t i = 0; i < p->nchecks; i++) free(p->checks[i].file);
   free(p->bufs);
@@ -123,12 +146,95 @@ static char *dup(const char *s) {
   return d;
 }
 
-/* The plan of schedule s (kernels compiled); NULL with the context's error. */
-static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const uopc_compile_opts *opts) {
+/* ---- threads ---- */
+
+/* The threads a plan compiled with o uses: o->threads, else UOPC_THREADS
+   (junk ignored: uopc_env_check warns about it), else the CPUs this
+   process may run on; at most MAX_THREADS. */
+static uint32_t threads_of(const uopc_compile_opts *o) {
+  uint64_t t = o && o->threads ? o->threads : 0;
+  if (!t && !uopi_env_count("UOPC_THREADS", &t)) t = uopi_cpu_count();
+  return t > MAX_THREADS ? MAX_THREADS : (uint32_t)t;
+}
+
+/* The work from which kernels are split: UOPC_SPLIT_MIN_WORK (tests and
+   tuning), else SPLIT_MIN. */
+static uint64_t split_min(void) {
+  uint64_t w;
+  return uopi_env_count("UOPC_SPLIT_MIN_WORK", &w) ? w : SPLIT_MIN;
+}
+
+/* How one scheduled kernel runs on T threads: whole (n 0), or n chunks. */
+typedef struct ksplit {
+  uint32_t n;
+  uopc_node **roots;  /* n chunk graphs (context nodes) */
+  uint32_t *map;      /* n * nbufs: each chunk's slots (its own status buffers) */
+  uint32_t *status;   /* n: each chunk's status buffer, when the kernel has one */
+  int64_t axis;
+} ksplit;
+
+static void splits_free(ksplit *sp, uint32_t n) {
+  for (uint32_t i = 0; sp && i < n; i++) free(sp[i].roots), free(sp[i].map), free(sp[i].status);
+  free(sp);
+}
+
+/* The splits of every kernel of s for T threads (s gains the chunks' status
+   buffers); NULL with the context's error when out of memory.  Only the
+   plain variant is split: the recording one runs whole. */
+static ksplit *split_all(uopc_ctx *c, uopi_schedule *s, uint32_t T, uint64_t min) {
+  ksplit *sp = calloc(s->nkernels ? s->nkernels : 1, sizeof *sp);
+  if (!sp) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+  const char *d = getenv("UOPC_DEBUG");
+  int debug = d && strstr(d, "schedule");
+  for (uint32_t k = 0; T > 1 && k < s->nkernels; k++) {
+    const uopi_skernel *sk = &s->kernels[k];
+    uint32_t shared[4], ns = 0;
+    for (uint32_t j = 0; j < sk->nbufs && ns < 4; j++)
+      if (sk->map[j] == sk->status || sk->map[j] == sk->statusf) shared[ns++] = j;
+    ksplit *x = &sp[k];
+    if (!(x->roots = malloc(T * sizeof *x->roots))) goto oom;
+    uint32_t n = uopi_split_kernel(c, sk->root, T, min, shared, ns, x->roots, &x->axis);
+    if (n == UINT32_MAX) goto fail;
+    if (!n) {
+      free(x->roots), x->roots = NULL;
+      continue;
+    }
+    if (!(x->map = malloc((size_t)n * (sk->nbufs ? sk->nbufs : 1) * sizeof *x->map)) || !(x->status = malloc(n * sizeof *x->status)))
+      goto oom;
+    for (uint32_t t = 0; t < n; t++) {
+      uint32_t st = sk->status, sf = sk->statusf;
+      int32_t four = 4, one = 1;
+      if (t && st != UINT32_MAX && (st = uopi_schedule_add_buf(s, UOPI_PB_STATUS, UOPC_DT_I32, &four, 1, NULL)) == UINT32_MAX) goto fail;
+      if (t && sf != UINT32_MAX && (sf = uopi_schedule_add_buf(s, UOPI_PB_STATUSF, UOPC_DT_F32, &one, 1, NULL)) == UINT32_MAX) goto fail;
+      sk = &s->kernels[k];
+      for (uint32_t j = 0; j < sk->nbufs; j++) {
+        uint32_t b = sk->map[j];
+        x->map[t * sk->nbufs + j] = b == sk->status ? st : b == sk->statusf ? sf : b;
+      }
+      x->status[t] = st;
+    }
+    x->n = n;
+    if (debug)
+      fprintf(stderr, "uopc schedule: kernel %u: x%u threads (its outer axis of %lld split in %u chunks)\n", k, n,
+              (long long)x->axis, n);
+  }
+  return sp;
+oom:
+  uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+fail:
+  splits_free(sp, s->nkernels);
+  return NULL;
+}
+
+/* The plan of schedule s (kernels compiled, split as sp says, for T
+   threads); NULL with the context's error. */
+static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_t T, const uopc_compile_opts *opts) {
   uopc_plan *p = calloc(1, sizeof *p);
   if (!p) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
   atomic_init(&p->refs, 1);
   atomic_init(&p->spare, NULL);
+  p->threads = T;
+  uopc_error e = {0};
   p->bufs = calloc(s->nbufs ? s->nbufs : 1, sizeof *p->bufs);
   p->kernels = calloc(s->nkernels ? s->nkernels : 1, sizeof *p->kernels);
   p->checks = calloc(s->nchecks ? s->nchecks : 1, sizeof *p->checks);
@@ -164,7 +270,6 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const uopc_compile_opts *
     k->status = sk->status, k->statusf = sk->statusf, k->nbufs = sk->nbufs, k->out = sk->out;
     if (!(k->map = malloc((sk->nbufs ? sk->nbufs : 1) * sizeof *k->map))) goto oom;
     memcpy(k->map, sk->map, sk->nbufs * sizeof *k->map);
-    uopc_error e;
     if (sk->rec) {
       if (!(k->rec_map = malloc((sk->rec_nbufs ? sk->rec_nbufs : 1) * sizeof *k->rec_map))) goto oom;
       memcpy(k->rec_map, sk->rec_map, sk->rec_nbufs * sizeof *k->rec_map);
@@ -176,14 +281,25 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const uopc_compile_opts *
        docs/loops.md); strict tiles gain nothing there */
     uopc_compile_opts ko = opts ? *opts : (uopc_compile_opts){0};
     if (sk->tiled && (ko.flags & UOPC_COMPILE_FAST_MATH)) ko.tier = UOPC_TIER_STRONG;
-    if (!(k->k = uopc_compile(c, sk->root, &ko, &e)) || (sk->rec && !(k->rec = uopc_compile(c, sk->rec, &ko, &e)))) {
-      if (!uopc_ctx_error(c)) uopc_fail(c, e.code, "%s", e.msg);
-      uopc_plan_free(p);
-      return NULL;
-    }
+    if (!(k->k = uopc_compile(c, sk->root, &ko, &e)) || (sk->rec && !(k->rec = uopc_compile(c, sk->rec, &ko, &e))))
+      goto failed;
     p->nkernels++;
+    const ksplit *x = &sp[i];
+    if (!x->n) continue;
+    size_t nm = (size_t)x->n * sk->nbufs;
+    if (!(k->chunk = calloc(x->n, sizeof *k->chunk)) || !(k->chunk_map = malloc((nm ? nm : 1) * sizeof *k->chunk_map)) ||
+        !(k->chunk_status = malloc(x->n * sizeof *k->chunk_status)))
+      goto oom;
+    memcpy(k->chunk_map, x->map, nm * sizeof *k->chunk_map);
+    memcpy(k->chunk_status, x->status, x->n * sizeof *k->chunk_status);
+    for (uint32_t t = 0; t < x->n; t++, k->nchunks++)
+      if (!(k->chunk[t] = uopc_compile(c, x->roots[t], &ko, &e))) goto failed;
   }
   return p;
+failed:
+  if (!uopc_ctx_error(c)) uopc_fail(c, e.code, "%s", e.msg);
+  uopc_plan_free(p);
+  return NULL;
 oom:
   uopc_plan_free(p);
   return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
@@ -200,7 +316,10 @@ uopc_plan *uopc_plan_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_op
   uopi_plan_key key = {0};
   uopc_plan *p = NULL;
   uopc_status st = UOPC_OK;
-  int keyed = uopi_check_node(c, root, "plan") && uopi_plan_key_make(c, root, opts, &key);
+  uopc_compile_opts ko = opts ? *opts : (uopc_compile_opts){.tier = UOPC_TIER_FAST};
+  ko.threads = threads_of(opts);
+  uint64_t min = split_min();
+  int keyed = uopi_check_node(c, root, "plan") && uopi_plan_key_make(c, root, &ko, min, &key);
   if (keyed && (p = uopi_plan_cache_get(&key))) {
     uopi_plan_key_free(&key);
     const char *d = getenv("UOPC_DEBUG");
@@ -211,7 +330,10 @@ uopc_plan *uopc_plan_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_op
   uopc_ctx_clear_error(c); /* a failed key only means no caching */
   uopi_schedule s;
   st = uopi_schedule_build(c, root, opts ? opts->flags : 0, &s);
-  if (!st && !(p = build(c, &s, opts))) st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
+  ksplit *sp = NULL;
+  if (!st && !(sp = split_all(c, &s, ko.threads, min))) st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
+  if (!st && !(p = build(c, &s, sp, ko.threads, opts))) st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
+  splits_free(sp, s.nkernels);
   uopi_schedule_free(&s);
   if (p && keyed) p = uopi_plan_cache_put(&key, p);
   uopi_plan_key_free(&key);
@@ -330,6 +452,62 @@ static uopc_status poison_error(const uopc_plan *p, const uopc_tensor *args, con
   return e->code;
 }
 
+/* The chunks of a split kernel, run at once (uopi_pool_run). */
+typedef struct chunks_job {
+  const uopc_plan *p;
+  const pkernel *pk;
+  const uopc_tensor *args, *out;
+  char *block;
+  uopc_status *st;   /* per chunk */
+  uopc_error *err;   /* per chunk */
+} chunks_job;
+
+static void run_chunk(void *arg, uint32_t t) {
+  const chunks_job *j = arg;
+  const pkernel *pk = j->pk;
+  void *bufs[UOPI_KERNEL_MAX_BUFS];
+  bind(j->p, pk->chunk_map + (size_t)t * pk->nbufs, pk->nbufs, j->args, j->out, j->block, bufs);
+  j->st[t] = uopc_kernel_call(pk->chunk[t], bufs, pk->nbufs, &j->err[t]);
+}
+
+/* Kernel pk as its chunks: the first failing chunk's error (in loop order),
+   else the chunks' status[0] folded into pk's status as one kernel leaves it
+   (each chunk's is the max of its elements' ranks: the max of those). */
+static uopc_status call_chunks(const uopc_plan *p, const pkernel *pk, const uopc_tensor *args, const uopc_tensor *out,
+                               char *block, uopc_error *e) {
+  uopc_status st_local[8];
+  uopc_error err_local[8];
+  uint32_t n = pk->nchunks;
+  uopc_status *st = n <= 8 ? st_local : malloc(n * sizeof *st);
+  uopc_error *err = n <= 8 ? err_local : malloc(n * sizeof *err);
+  uopc_status r = UOPC_OK;
+  if (!st || !err) {
+    r = UOPC_ERR_NOMEM;
+    set_err(e, r, "out of memory");
+    goto done;
+  }
+  UOPI_ASSERT(pk->nbufs <= UOPI_KERNEL_MAX_BUFS);
+  chunks_job j = {p, pk, args, out, block, st, err};
+  uopi_pool_run(run_chunk, &j, n);
+  for (uint32_t t = 0; t < n; t++)
+    if (st[t] != UOPC_OK) {
+      *e = err[t];
+      r = st[t];
+      goto done;
+    }
+  if (pk->status != UINT32_MAX) {
+    int32_t *sw = (int32_t *)(block + p->bufs[pk->status].offset);
+    for (uint32_t t = 1; t < n; t++) {
+      const int32_t *cw = (const int32_t *)(block + p->bufs[pk->chunk_status[t]].offset);
+      if (cw[0] > sw[0]) sw[0] = cw[0];
+    }
+  }
+done:
+  if (st != st_local) free(st);
+  if (err != err_local) free(err);
+  return r;
+}
+
 uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t nargs, const uopc_tensor *out,
                            uopc_error *e) {
   uopc_error tmp;
@@ -380,8 +558,12 @@ uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t
       if (bufs != bufs_local) free(bufs);
       bufs = nb, cap = pk->nbufs;
     }
-    bind(p, pk->map, pk->nbufs, args, out, block, bufs);
-    if ((st = uopc_kernel_call(pk->k, bufs, pk->nbufs, e)) != UOPC_OK) break;
+    if (pk->nchunks) {
+      if ((st = call_chunks(p, pk, args, out, block, e)) != UOPC_OK) break;
+    } else {
+      bind(p, pk->map, pk->nbufs, args, out, block, bufs);
+      if ((st = uopc_kernel_call(pk->k, bufs, pk->nbufs, e)) != UOPC_OK) break;
+    }
     /* only the result's kernel fails the call: poison in a temporary is an
        error only where it reaches the result */
     if (pk->status != UINT32_MAX && p->kernels[k].out == p->out) {
@@ -397,6 +579,14 @@ uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t
 
 uint32_t uopc_plan_nargs(const uopc_plan *p) { return p ? p->nargs : 0; }
 uint32_t uopc_plan_nkernels(const uopc_plan *p) { return p ? p->nkernels : 0; }
+
+uint32_t uopc_plan_threads(const uopc_plan *p) { return p ? p->threads : 0; }
+
+uint32_t uopc_plan_nsplit(const uopc_plan *p) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; p && i < p->nkernels; i++) n += p->kernels[i].nchunks > 0;
+  return n;
+}
 
 int uopc_plan_arg(const uopc_plan *p, uint32_t slot, uopc_dtype *dtype, uint32_t *ndim, const int64_t **shape) {
   if (!p) return 0;

@@ -73,7 +73,7 @@ static uint64_t hash(const unsigned char *p, size_t n) {
   return h ^ (h >> 32);
 }
 
-int uopi_plan_key_make(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopi_plan_key *k) {
+int uopi_plan_key_make(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uint64_t split_min, uopi_plan_key *k) {
   memset(k, 0, sizeof *k);
   uint32_t n = 0;
   uopc_node **order = uopc_toposort(c, root, &n);
@@ -85,6 +85,8 @@ int uopi_plan_key_make(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *op
   put32(&w, KEY_FORMAT);
   put32(&w, (uint32_t)(opts ? opts->tier : UOPC_TIER_FAST));
   put32(&w, opts ? opts->flags : 0u); /* every flag changes the kernels (fast math, the loop passes) */
+  put32(&w, opts ? opts->threads : 0); /* the thread count plan.c decided (never 0 there) */
+  put64(&w, split_min);
   put32(&w, n);
   const char *files[8];
   uint32_t nfiles = 0;

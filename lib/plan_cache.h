@@ -19,8 +19,11 @@ typedef struct uopi_plan_key {
 } uopi_plan_key;
 
 /* The key of the program rooted at root compiled with opts (NULL: the fast
-   tier).  0 with the context's error when out of memory. */
-UOPI_FUNC int uopi_plan_key_make(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopi_plan_key *k);
+   tier), opts->threads being the thread count actually used (lib/plan.c
+   resolves 0 before keying) and split_min the work from which kernels are
+   split across them.  0 with the context's error when out of memory. */
+UOPI_FUNC int uopi_plan_key_make(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uint64_t split_min,
+                                 uopi_plan_key *k);
 UOPI_FUNC void uopi_plan_key_free(uopi_plan_key *k);
 
 /* The cached plan of k with one more reference for the caller, or NULL (a

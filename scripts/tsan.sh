@@ -16,6 +16,9 @@ TESTS=(
   Cache.ThreadsCompilingTheSameKernelShareOneEntry  # the pending-entry protocol: 6 threads, one key
   Cache.ThreadsCompilingUnderEvictionPressure       # eviction and disk reload while others hold entries
   Cache.TwoProcessesCompilingAtOnceLeaveOneValidEntry  # two processes, one entry, one rename
+  PlanThreads.TwoHostThreadsCallOneThreadedPlan     # two host threads calling one split plan: the pool's queue
+  PlanThreads.PoisonErrorIsTheSameAtAnyThreadCount  # chunks at once, their status words, the recording rerun
+  PlanThreads.PoolRunsEveryJobOnceFromSeveralThreads  # the pool: 3 host threads' batches, shutdown, restart
 )
 # libLLVM is not instrumented: test/tsan.supp suppresses reports whose
 # frames are all inside it (each entry says why).

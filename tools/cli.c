@@ -66,6 +66,14 @@ int verb_usage(const char *verb, const char *fmt, ...) {
   return EXIT_USAGE;
 }
 
+int parse_threads(const char *verb, const char *s, uint32_t *out) {
+  size_t n = strspn(s, "0123456789");
+  long v = n && n <= 3 && !s[n] && s[0] != '0' ? strtol(s, NULL, 10) : 0;
+  if (v < 1 || v > 64) return verb_usage(verb, "--threads takes a thread count from 1 to 64, not '%s'", s);
+  *out = (uint32_t)v;
+  return EXIT_OK;
+}
+
 
 /* ---- arguments after `--` ----------------------------------------------- */
 

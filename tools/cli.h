@@ -31,6 +31,9 @@ int report(const uopc_error *e, const char *file);
 int report_ctx(cli *k, const char *file);
 /* `uopc VERB: MESSAGE` on stderr; returns EXIT_USAGE. */
 int verb_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* --threads N of exec and jit-run: N from 1 to 64 in *out and EXIT_OK, else
+   a usage message and EXIT_USAGE. */
+int parse_threads(const char *verb, const char *s, uint32_t *out);
 /* Parses a .uir file, or standard input when path is "-".  NULL after
    reporting the error. */
 uopc_node *load(cli *k, const char *path);

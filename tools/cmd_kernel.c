@@ -1,7 +1,7 @@
 /* tools/cmd_kernel.c - verbs on kernels: compile, exec, fuzz.
  *
  *   uopc compile [--emit=llvm|asm] [--tier=fast|strong] [--fast-math] FILE.uir
- *   uopc exec FILE.uir [--arg S=IN.npy]... [--out S=OUT.npy | --out OUT.npy] [--tier=fast|strong] [--fast-math] [--print] [--bench N]
+ *   uopc exec FILE.uir [--arg S=IN.npy]... [--out S=OUT.npy | --out OUT.npy] [--tier=fast|strong] [--fast-math] [--threads N] [--print] [--bench N]
  *   uopc fuzz [--seed S] [--count N] [--op OP] [--dtype D|IN:OUT] [--tier=fast|strong|both] [--batch N]
  *
  * docs/cli.md documents them.
@@ -514,6 +514,8 @@ int cmd_exec(cli *k, int argc, char **argv) {
       }
     } else if ((r = opt("exec", argc, argv, &i, "--tier", &v))) {
       if (r < 0 || parse_tier("exec", v, &x.o.tier, NULL)) return EXIT_USAGE;
+    } else if ((r = opt("exec", argc, argv, &i, "--threads", &v))) {
+      if (r < 0 || parse_threads("exec", v, &x.o.threads)) return EXIT_USAGE;
     } else if ((r = opt("exec", argc, argv, &i, "--bench", &v))) {
       if (r < 0) return EXIT_USAGE;
       if (!parse_u64(v, &x.bench) || x.bench == 0 || x.bench > 100000000)

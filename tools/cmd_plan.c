@@ -1,6 +1,6 @@
 /* tools/cmd_plan.c - tensor programs through the JIT:
  *
- *   uopc jit-run [--tier=fast|strong] [--fast-math] FILE.uir
+ *   uopc jit-run [--tier=fast|strong] [--fast-math] [--threads N] FILE.uir
  *
  * A closed program (no free PARAM) compiled to a plan of loop kernels
  * (include/uopc/plan.h) and run; its value printed exactly as `uopc run`
@@ -19,6 +19,12 @@ int cmd_jit_run(cli *k, int argc, char **argv) {
     if (strcmp(a, "--tier=fast") == 0) o.tier = UOPC_TIER_FAST;
     else if (strcmp(a, "--tier=strong") == 0) o.tier = UOPC_TIER_STRONG;
     else if (strcmp(a, "--fast-math") == 0) o.flags |= UOPC_COMPILE_FAST_MATH; /* docs/fast-math.md */
+    else if (strncmp(a, "--threads=", 10) == 0) {
+      if (parse_threads("jit-run", a + 10, &o.threads)) return EXIT_USAGE;
+    } else if (strcmp(a, "--threads") == 0) {
+      if (i + 1 >= argc) return verb_usage("jit-run", "--threads needs a value");
+      if (parse_threads("jit-run", argv[++i], &o.threads)) return EXIT_USAGE;
+    }
     else if (a[0] == '-' && a[1]) return verb_usage("jit-run", "unknown option '%s'", a);
     else if (file) return verb_usage("jit-run", "takes one argument: FILE.uir");
     else file = a;

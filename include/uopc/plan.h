@@ -22,7 +22,11 @@
  *
  * Threads: a plan is immutable after compiling; any number of threads may
  * call it at once (each call has its own temporaries).  It does not depend
- * on the context it was compiled in.
+ * on the context it was compiled in.  A plan compiled for T > 1 threads
+ * (uopc_compile_opts.threads) runs each big kernel whose outer loop is an
+ * output axis as T chunks at once, on the engine's thread pool and the
+ * calling thread; results, and errors, are bit for bit those of one thread
+ * (docs/schedule.md, "Threads").
  */
 #ifndef UOPC_PLAN_H
 #define UOPC_PLAN_H
@@ -72,6 +76,13 @@ UOPC_API int uopc_plan_arg(const uopc_plan *p, uint32_t slot, uopc_dtype *dtype,
 UOPC_API int uopc_plan_result(const uopc_plan *p, uopc_dtype *dtype, uint32_t *ndim, const int64_t **shape);
 /* Number of kernels (0 for NULL). */
 UOPC_API uint32_t uopc_plan_nkernels(const uopc_plan *p);
+/* The threads a call of the plan may use: its compile options' threads, or
+   the default they resolved to (UOPC_THREADS, else the CPUs the process may
+   run on), at most 64.  0 for NULL. */
+UOPC_API uint32_t uopc_plan_threads(const uopc_plan *p);
+/* How many of its kernels are split across the threads (each as
+   uopc_plan_threads chunks; docs/schedule.md "Threads").  0 for NULL. */
+UOPC_API uint32_t uopc_plan_nsplit(const uopc_plan *p);
 
 /* The LLVM IR (emit_asm: the host assembly) of every kernel of the plan of
    root, each after a line "; kernel K of N: computes ...".  A malloc'd

@@ -814,8 +814,11 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
     step = V == 1 ? sv[0] : uopc_sink(c, sv, (uint32_t)V);
     j = jr, j2 = jr2;
     L->tiled = 1;
-    for (uint32_t d = 0; d < no; d++) /* the column block outside the row blocks: B's block stays in cache */
+    for (uint32_t d = 0; d < no; d++) /* the column block inside the row block: threads split rows
+                                         (split.c needs each chunk's stores in one range; columns
+                                         outside measured 6% faster on one thread) */
       if (outer[d] == i2) {
+        d++;
         memmove(outer + d + 1, outer + d, (no - d) * sizeof *outer);
         outer[d] = jo, no++;
         break;

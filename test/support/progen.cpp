@@ -196,8 +196,8 @@ std::string run_text(uopc_ctx *c, uopc_node *u) {
   return r;
 }
 
-std::string plan_text(uopc_ctx *c, uopc_node *u, uopc_tier tier) {
-  uopc_compile_opts o = {tier};
+std::string plan_text(uopc_ctx *c, uopc_node *u, uopc_tier tier, uint32_t threads) {
+  uopc_compile_opts o = {tier, 0, threads};
   uopc_error e;
   uopc_plan *p = uopc_plan_compile(c, u, &o, &e);
   if (!p) return "error: " + std::string(e.msg);

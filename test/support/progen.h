@@ -28,4 +28,5 @@ std::string strict_run_text(uopc_ctx *c, uopc_node *u);
 // reports an undefined op where only the dropping rules gave run a value).
 bool plan_agrees(uopc_ctx *c, uopc_node *u, const std::string &run, const std::string &plan);
 // The same through a plan (uopc_plan_compile + uopc_plan_call).
-std::string plan_text(uopc_ctx *c, uopc_node *u, uopc_tier tier = UOPC_TIER_FAST);
+// threads: uopc_compile_opts.threads (0: the engine's default).
+std::string plan_text(uopc_ctx *c, uopc_node *u, uopc_tier tier = UOPC_TIER_FAST, uint32_t threads = 0);

@@ -1,0 +1,377 @@
+// Multi-threaded plans (docs/schedule.md, "Threads"): a kernel split across
+// threads computes every element as the whole kernel does, so results are
+// bit-identical at any thread count, a poison error names the same element
+// with the same message, and two host threads may call one threaded plan at
+// once.  UOPC_SPLIT_MIN_WORK=1 splits even the small golden programs (every
+// kernel whose outer loop is an output axis of size >= threads).
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/cli.h"
+#include "support/ctx.h"
+#include "support/progen.h"
+
+namespace {
+
+// Sets an environment variable for a scope (restored to unset).
+struct EnvScope {
+  const char *name;
+  EnvScope(const char *n, const char *v) : name(n) { setenv(n, v, 1); }
+  ~EnvScope() { unsetenv(name); }
+};
+
+std::vector<std::string> GoldenPlans() {
+  std::string dir = std::string(UOPC_SOURCE_DIR) + "/test/golden";
+  std::vector<std::string> v;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *de = readdir(d)) {
+      std::string n = de->d_name;
+      if (n.rfind("plan_", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".uir") == 0) v.push_back(dir + "/" + n);
+    }
+    closedir(d);
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+struct Inputs {
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<uopc_tensor> args;
+};
+
+// Random inputs for every PARAM slot of p (f32 in [-3, 3], i32 in [-100, 100]).
+void MakeInputs(const uopc_plan *p, uint32_t seed, Inputs *in) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uf(-3.0f, 3.0f);
+  uint32_t n = uopc_plan_nargs(p);
+  in->data.resize(n), in->shapes.resize(n), in->args.resize(n);
+  for (uint32_t s = 0; s < n; s++) {
+    uopc_dtype t = UOPC_DT_F32;
+    uint32_t nd = 0;
+    const int64_t *shape = nullptr;
+    if (!uopc_plan_arg(p, s, &t, &nd, &shape)) continue;
+    in->shapes[s].assign(shape, shape + nd);
+    int64_t numel = 1;
+    for (uint32_t d = 0; d < nd; d++) numel *= shape[d];
+    in->data[s].resize((size_t)numel * 4 + 4);
+    for (int64_t k = 0; k < numel; k++) {
+      if (t == UOPC_DT_F32) {
+        float f = uf(rng);
+        memcpy(&in->data[s][k * 4], &f, 4);
+      } else {
+        int32_t i = (int32_t)(rng() % 201) - 100;
+        memcpy(&in->data[s][k * 4], &i, 4);
+      }
+    }
+    in->args[s] = {in->data[s].data(), t, nd, in->shapes[s].data()};
+  }
+}
+
+// The result bytes of p on in, or "error: MSG".
+std::string Call(const uopc_plan *p, Inputs *in) {
+  uopc_dtype t;
+  uint32_t nd;
+  const int64_t *shape;
+  if (!uopc_plan_result(p, &t, &nd, &shape)) return "error: no result";
+  int64_t numel = 1;
+  for (uint32_t d = 0; d < nd; d++) numel *= shape[d];
+  std::string out((size_t)numel * uopc_dtype_size(t), '\0');
+  uopc_tensor o = {out.empty() ? (void *)in : (void *)out.data(), t, nd, shape};
+  uopc_error e;
+  if (uopc_plan_call(p, in->args.data(), (uint32_t)in->args.size(), &o, &e) != UOPC_OK)
+    return "error: " + std::to_string(e.line) + ":" + std::to_string(e.col) + ": " + e.msg;
+  return out;
+}
+
+uopc_plan *Compile(uopc_ctx *c, uopc_node *root, uint32_t threads, uopc_error *e) {
+  uopc_compile_opts o = {UOPC_TIER_FAST, 0, threads};
+  return uopc_plan_compile(c, root, &o, e);
+}
+
+}  // namespace
+
+// Every golden plan program at 1, 2, 3 and 7 threads (3 and 7: uneven
+// chunks), its kernels split wherever they can be: the same bytes.
+TEST(PlanThreads, GoldenProgramsBitIdenticalAt1237Threads) {
+  EnvScope force("UOPC_SPLIT_MIN_WORK", "1");
+  std::vector<std::string> files = GoldenPlans();
+  ASSERT_GE(files.size(), 12u);
+  uint32_t seed = 1, split2 = 0, split7 = 0, files_split = 0;
+  for (const std::string &f : files) {
+    SCOPED_TRACE(f);
+    Ctx c;
+    uopc_error e;
+    std::string text = Slurp(f);
+    uopc_node *root = uopc_uir_parse(c, text.data(), text.size(), f.c_str(), &e);
+    ASSERT_NE(root, nullptr) << e.msg;
+    uopc_plan *p1 = Compile(c, root, 1, &e);
+    ASSERT_NE(p1, nullptr) << e.msg;
+    EXPECT_EQ(uopc_plan_threads(p1), 1u);
+    EXPECT_EQ(uopc_plan_nsplit(p1), 0u);
+    Inputs in;
+    MakeInputs(p1, seed++, &in);
+    std::string want = Call(p1, &in);
+    EXPECT_NE(want.rfind("error:", 0), 0u) << want;
+    for (uint32_t t : {2u, 3u, 7u}) {
+      uopc_plan *p = Compile(c, root, t, &e);
+      ASSERT_NE(p, nullptr) << e.msg;
+      EXPECT_EQ(uopc_plan_threads(p), t);
+      EXPECT_EQ(uopc_plan_nkernels(p), uopc_plan_nkernels(p1));  // a split kernel is still one kernel
+      if (t == 2) split2 += uopc_plan_nsplit(p), files_split += uopc_plan_nsplit(p) > 0;
+      if (t == 7) split7 += uopc_plan_nsplit(p);
+      std::string got = Call(p, &in);
+      EXPECT_TRUE(got == want) << t << " threads differ from 1";
+      uopc_plan_free(p);
+    }
+    uopc_plan_free(p1);
+  }
+  // the test means something only where kernels were split
+  // (at 7 threads only outer axes of 7 or more split: the larger programs)
+  EXPECT_GE(files_split, files.size() - 2) << split2 << " kernels split in " << files_split << " files";
+  EXPECT_GE(split7, 4u);
+  uopc_plan_cache_clear();
+}
+
+// The CLI's --threads: exec of a golden program at 3 threads (kernels split,
+// as UOPC_DEBUG=schedule says) writes what 1 thread writes; a bad count is
+// a usage error.
+TEST(PlanThreads, CliThreadsOption) {
+  std::string f = std::string(UOPC_SOURCE_DIR) + "/test/golden/plan_matmul.uir";
+  Ctx c;
+  uopc_error e;
+  std::string text = Slurp(f);
+  uopc_node *root = uopc_uir_parse(c, text.data(), text.size(), f.c_str(), &e);
+  ASSERT_NE(root, nullptr) << e.msg;
+  uopc_plan *p = Compile(c, root, 1, &e);
+  ASSERT_NE(p, nullptr) << e.msg;
+  Inputs in;
+  MakeInputs(p, 9, &in);
+  std::string cmd = "exec " + Q(f);
+  for (size_t s = 0; s < in.args.size(); s++) {
+    std::string path = TmpPath("threads_in" + std::to_string(s) + ".npy"), err;
+    ASSERT_TRUE(SaveNpyRaw(path, in.args[s].dtype, in.args[s].data, in.shapes[s], &err)) << err;
+    cmd += " --arg " + std::to_string(s) + "=" + Q(path);
+  }
+  uopc_plan_free(p);
+  std::vector<std::string> outs;
+  for (const char *t : {"1", "3"}) {
+    std::string out = TmpPath(std::string("threads_out") + t + ".npy");
+    CliRun r = UopcEnv("UOPC_DEBUG=schedule UOPC_SPLIT_MIN_WORK=1", cmd + " --threads " + t + " --out " + Q(out));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("x3 threads") != std::string::npos, t[0] == '3') << r.err;
+    outs.push_back(Slurp(out));
+  }
+  EXPECT_FALSE(outs[0].empty());
+  EXPECT_TRUE(outs[0] == outs[1]);
+  for (const char *bad : {"0", "65", "two", "-1", ""}) {
+    CliRun r = Uopc(cmd + " --threads=" + bad);
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("--threads takes a thread count from 1 to 64"), std::string::npos) << r.err;
+    r = Uopc("jit-run --threads=" + std::string(bad) + " " + Q(f));
+    EXPECT_EQ(r.status, 2) << bad;
+  }
+  uopc_plan_cache_clear();
+}
+
+// A poison error in a big kernel (split at 2, 3 and 7 threads by the default
+// work threshold) has the message one thread gives: the code from the
+// chunks' status words combined, the operands from the recording variant
+// (whole, on the caller).  The failing elements sit in later chunks, and two
+// checks fail at once (the lower code wins, as in one kernel).
+TEST(PlanThreads, PoisonErrorIsTheSameAtAnyThreadCount) {
+  const int64_t N = 1 << 19;
+  std::vector<int32_t> a(N), b(N), ok(N, 1);
+  std::vector<float> f(N), okf(N, 1.0f);
+  for (int64_t i = 0; i < N; i++) {
+    a[i] = (int32_t)(i % 5000) - 2500;
+    b[i] = (i == N / 2 + 17 || i == N - 3 || i == N / 3 + 1) ? 0 : (int32_t)(i % 7) + 1;
+    f[i] = i == N / 5 ? 3e9f : (float)(i % 100);
+  }
+  std::string n = std::to_string(N);
+  std::string decl = "%a = param : slot=0 dtype=i32 shape=(" + n + ",)\n%b = param : slot=1 dtype=i32 shape=(" + n +
+                     ",)\n%f = param : slot=2 dtype=f32 shape=(" + n + ",)\n";
+  const std::string progs[] = {
+      decl + "%q = floordiv %a, %b\n%m = floormod %a, %b\n%r = add %q, %m\n",
+      // a cast check (in chunk 0) and a division (later chunks): the first code wins
+      decl + "%q = floordiv %a, %b\n%c = cast %f : dtype=i32\n%r = add %q, %c\n",
+      decl + "%c = cast %f : dtype=i32\n%q = floordiv %a, %b\n%r = add %q, %c\n",
+      // the failing op in a temporary (two consumers of an exp2)
+      decl + "%q = floordiv %a, %b\n%g = cast %q : dtype=f32\n%t = exp2 %g\n%u = mul %t, %t\n%r = add %u, %t\n",
+  };
+  for (const std::string &prog : progs) {
+    SCOPED_TRACE(prog);
+    Ctx c;
+    uopc_error e;
+    uopc_node *root = uopc_uir_parse(c, prog.data(), prog.size(), "t.uir", &e);
+    ASSERT_NE(root, nullptr) << e.msg;
+    std::string want;
+    for (uint32_t t : {1u, 2u, 3u, 7u}) {
+      uopc_plan *p = Compile(c, root, t, &e);
+      ASSERT_NE(p, nullptr) << e.msg;
+      if (t > 1) EXPECT_GE(uopc_plan_nsplit(p), 1u) << t << " threads: nothing split";
+      Inputs in;
+      in.shapes = {{N}, {N}, {N}};
+      in.args = {{a.data(), UOPC_DT_I32, 1, in.shapes[0].data()},
+                 {b.data(), UOPC_DT_I32, 1, in.shapes[1].data()},
+                 {f.data(), UOPC_DT_F32, 1, in.shapes[2].data()}};
+      std::string got = Call(p, &in);
+      if (t == 1) {
+        want = got;
+        EXPECT_EQ(want.rfind("error: ", 0), 0u) << "one thread did not fail";
+      } else {
+        EXPECT_TRUE(got == want) << t << " threads: " << (got.rfind("error:", 0) == 0 ? got : "a result, no error")
+                                 << "; one thread: " << want;
+      }
+      in.args[1].data = ok.data();
+      in.args[2].data = okf.data();
+      std::string fine = Call(p, &in);
+      EXPECT_NE(fine.rfind("error:", 0), 0u) << "fails without an undefined element: " << fine;
+      uopc_plan_free(p);
+    }
+  }
+  uopc_plan_cache_clear();
+}
+
+// PlanDiff's random programs at 2 threads, kernels split wherever they can be.
+TEST(PlanThreads, RandomProgramsMatchRunAt2Threads) {
+  EnvScope force("UOPC_SPLIT_MIN_WORK", "1");
+  std::mt19937_64 rng(11);
+  int n = 0;
+  for (int round = 0; round < 8; round++) {
+    Ctx c;
+    uopc_ctx_set_check(c, 0);
+    for (int k = 0; k < 10; k++, n++) {
+      uopc_node *u = gen_program(c, rng, 4);
+      std::string want = run_text(c, u), got = plan_text(c, u, UOPC_TIER_FAST, 2);
+      if (plan_agrees(c, u, want, got)) continue;
+      char *t = uopc_uir_print(c, u);
+      ADD_FAILURE() << "run: " << want << "\nplan (2 threads): " << got << "\nprogram:\n" << (t ? t : "");
+      if (t) uopc_mem_free(c, t, strlen(t) + 1);
+    }
+  }
+  uopc_plan_cache_clear();
+}
+
+// The thread count: the option, else UOPC_THREADS, else the CPUs the process
+// may run on; junk in UOPC_THREADS is ignored by the library and warned about
+// by the CLI; at most 64.
+TEST(PlanThreads, ThreadCountFromOptionsEnvAndMachine) {
+  const char *prog = "%a = param : slot=0 dtype=f32 shape=(4,)\n%r = add %a, %a\n";
+  cpu_set_t cs;
+  ASSERT_EQ(sched_getaffinity(0, sizeof cs, &cs), 0);
+  uint32_t cpus = (uint32_t)CPU_COUNT(&cs);
+  auto threads = [&](uint32_t opt) {
+    Ctx c;
+    uopc_error e;
+    uopc_node *root = uopc_uir_parse(c, prog, strlen(prog), "t.uir", &e);
+    uopc_plan *p = root ? Compile(c, root, opt, &e) : nullptr;
+    uint32_t t = uopc_plan_threads(p);
+    uopc_plan_free(p);
+    return t;
+  };
+  unsetenv("UOPC_THREADS");
+  EXPECT_EQ(threads(0), std::min(cpus, 64u));
+  EXPECT_EQ(threads(5), 5u);
+  EXPECT_EQ(threads(1000), 64u);
+  {
+    EnvScope env("UOPC_THREADS", "3");
+    EXPECT_EQ(threads(0), 3u);
+    EXPECT_EQ(threads(2), 2u);  // the option wins
+  }
+  for (const char *junk : {"two", "0", "-4", "3x"}) {
+    EnvScope env("UOPC_THREADS", junk);
+    EXPECT_EQ(threads(0), std::min(cpus, 64u)) << junk;
+  }
+  CliRun r = UopcEnv("UOPC_THREADS=two", "jit-run " + Q(ExamplePath("sq_call.uir")));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "49\n");
+  EXPECT_NE(r.err.find("uopc: warning: UOPC_THREADS='two' is not a positive integer"), std::string::npos) << r.err;
+  r = UopcEnv("UOPC_SPLIT_MIN_WORK=lots", "jit-run " + Q(ExamplePath("sq_call.uir")));
+  EXPECT_NE(r.err.find("UOPC_SPLIT_MIN_WORK='lots' is not a positive integer"), std::string::npos) << r.err;
+  uopc_plan_cache_clear();
+}
+
+// Two host threads calling one threaded plan at once (its chunks go to the
+// one pool, or run on the caller when the pool is busy): both get the answer
+// one thread gives, every time.  In scripts/tsan.sh's list.
+TEST(PlanThreads, TwoHostThreadsCallOneThreadedPlan) {
+  EnvScope force("UOPC_SPLIT_MIN_WORK", "1");
+  std::string f = std::string(UOPC_SOURCE_DIR) + "/test/golden/plan_softmax.uir";
+  Ctx c;
+  uopc_error e;
+  std::string text = Slurp(f);
+  uopc_node *root = uopc_uir_parse(c, text.data(), text.size(), f.c_str(), &e);
+  ASSERT_NE(root, nullptr) << e.msg;
+  uopc_plan *p1 = Compile(c, root, 1, &e), *p3 = Compile(c, root, 3, &e);
+  ASSERT_NE(p1, nullptr) << e.msg;
+  ASSERT_NE(p3, nullptr) << e.msg;
+  ASSERT_GE(uopc_plan_nsplit(p3), 1u);
+  Inputs in;
+  MakeInputs(p1, 5, &in);
+  std::string want = Call(p1, &in);
+  int bad[2] = {0, 0};
+  std::vector<std::thread> th;
+  for (int k = 0; k < 2; k++)
+    th.emplace_back([&, k] {
+      Inputs mine = in;  // its own copy of the inputs (the same values)
+      for (size_t s = 0; s < mine.args.size(); s++) mine.args[s].data = mine.data[s].data(), mine.args[s].shape = mine.shapes[s].data();
+      for (int r = 0; r < 50; r++) bad[k] += Call(p3, &mine) != want;
+    });
+  for (std::thread &t : th) t.join();
+  EXPECT_EQ(bad[0], 0);
+  EXPECT_EQ(bad[1], 0);
+  uopc_plan_free(p1);
+  uopc_plan_free(p3);
+  uopc_plan_cache_clear();
+}
+
+// The pool itself (lib/support/pool.h): batches from several host threads at
+// once, each job run exactly once; after a shutdown the next batch starts
+// workers again.
+extern "C" {
+#include "support/pool.h"
+}
+
+namespace {
+struct Counts {
+  std::atomic<int> hit[16];
+};
+void Bump(void *arg, uint32_t j) { static_cast<Counts *>(arg)->hit[j].fetch_add(1); }
+}  // namespace
+
+TEST(PlanThreads, PoolRunsEveryJobOnceFromSeveralThreads) {
+  std::vector<std::thread> th;
+  int bad[3] = {0, 0, 0};
+  for (int k = 0; k < 3; k++)
+    th.emplace_back([&, k] {
+      for (int r = 0; r < 200; r++) {
+        Counts c;
+        uint32_t n = 1 + (uint32_t)((r + k) % 16);
+        for (auto &h : c.hit) h = 0;
+        uopi_pool_run(Bump, &c, n);
+        for (uint32_t j = 0; j < 16; j++) bad[k] += c.hit[j].load() != (j < n ? 1 : 0);
+      }
+    });
+  for (std::thread &t : th) t.join();
+  EXPECT_EQ(bad[0] + bad[1] + bad[2], 0);
+  EXPECT_GE(uopi_pool_workers(), 1u);
+  uopi_pool_shutdown();
+  EXPECT_EQ(uopi_pool_workers(), 0u);
+  Counts c;
+  for (auto &h : c.hit) h = 0;
+  uopi_pool_run(Bump, &c, 4);
+  for (uint32_t j = 0; j < 4; j++) EXPECT_EQ(c.hit[j].load(), 1);
+  uopi_pool_shutdown();
+}
