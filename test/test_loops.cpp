@@ -76,29 +76,7 @@ uopc_node *Program(uopc_ctx *c, std::mt19937_64 &rng, std::string *what) {
 }
 
 std::string PlanWith(uopc_ctx *c, uopc_node *u, unsigned flags) {
-  uopc_compile_opts o = {UOPC_TIER_FAST, flags, 1};
-  uopc_error e;
-  uopc_plan *p = uopc_plan_compile(c, u, &o, &e);
-  if (!p) return "error: " + std::string(e.msg);
-  uopc_tensor out;
-  const int64_t *shape;
-  uopc_plan_result(p, &out.dtype, &out.ndim, &shape);
-  out.shape = shape;
-  int64_t n = 1;
-  for (uint32_t d = 0; d < out.ndim; d++) n *= shape[d];
-  std::vector<unsigned char> data((size_t)n * uopc_dtype_size(out.dtype) + 1);
-  out.data = data.data();
-  std::string r;
-  if (uopc_plan_call(p, nullptr, 0, &out, &e) != UOPC_OK) {
-    r = "error: " + std::string(e.msg);
-  } else {
-    char *s = uopc_tensor_print(c, &out);
-    r = s ? s : "error: print";
-    if (s) uopc_mem_free(c, s, strlen(s) + 1);
-  }
-  uopc_plan_free(p);
-  uopc_ctx_clear_error(c);
-  return r;
+  return plan_text_opts(c, u, {UOPC_TIER_FAST, flags, 1});
 }
 
 std::string Ir(uopc_ctx *c, uopc_node *u, unsigned flags) {

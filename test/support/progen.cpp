@@ -197,7 +197,10 @@ std::string run_text(uopc_ctx *c, uopc_node *u) {
 }
 
 std::string plan_text(uopc_ctx *c, uopc_node *u, uopc_tier tier, uint32_t threads) {
-  uopc_compile_opts o = {tier, 0, threads};
+  return plan_text_opts(c, u, {tier, 0, threads});
+}
+
+std::string plan_text_opts(uopc_ctx *c, uopc_node *u, const uopc_compile_opts &o) {
   uopc_error e;
   uopc_plan *p = uopc_plan_compile(c, u, &o, &e);
   if (!p) return "error: " + std::string(e.msg);

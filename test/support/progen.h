@@ -30,3 +30,5 @@ bool plan_agrees(uopc_ctx *c, uopc_node *u, const std::string &run, const std::s
 // The same through a plan (uopc_plan_compile + uopc_plan_call).
 // threads: uopc_compile_opts.threads (0: the engine's default).
 std::string plan_text(uopc_ctx *c, uopc_node *u, uopc_tier tier = UOPC_TIER_FAST, uint32_t threads = 0);
+// The same with every compile option (flags included).
+std::string plan_text_opts(uopc_ctx *c, uopc_node *u, const uopc_compile_opts &o);
