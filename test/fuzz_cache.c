@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* the key the entry describes matches it; one byte of graph more does not */
     char *codegen = dup_n(f.codegen, f.codegen_len), *target = dup_n(f.target, f.target_len);
     char *pipeline = dup_n(f.pipeline, f.pipeline_len);
-    uopi_kkey key = {{f.format, f.tier, codegen, target, pipeline}, (uint8_t *)f.graph, f.graph_len, {0}};
+    uopi_kkey key = {{f.format, f.tier, f.flags, codegen, target, pipeline}, (uint8_t *)f.graph, f.graph_len, {0}};
     memcpy(key.hash, f.hash, UOPI_KCACHE_HASH);
     int clean = strlen(codegen) == f.codegen_len && strlen(target) == f.target_len && strlen(pipeline) == f.pipeline_len;
     if (clean && uopi_kfile_match(&f, &key, &f.meta)) die("an entry does not match its own key");
