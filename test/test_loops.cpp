@@ -118,6 +118,44 @@ TEST(LoopPasses, TiledReductionsMatchRunBitForBit) {
   uopc_plan_cache_clear();
 }
 
+// Row reductions (softmax's row max and row sum): in strict mode a float
+// add or max along the rows runs as 8, 4 or 2 interleaved chains, each row
+// still accumulated in order; bit for bit `run` in every dtype and op, with
+// the pass on and off, and it fires (8 adds in the f32 sum's loop).
+TEST(LoopPasses, RowReductionsRunAsChainsBitForBit) {
+  TileMinWork every("1");
+  std::mt19937_64 rng(21);
+  static const uopc_dtype dts[] = {UOPC_DT_F32, UOPC_DT_F16, UOPC_DT_I32};
+  static const uopc_op rops[] = {UOPC_OP_ADD, UOPC_OP_MAX, UOPC_OP_MUL};
+  for (int round = 0; round < 40; round++) {
+    Ctx c;
+    uopc_ctx_set_check(c, 0);
+    uopc_dtype t = dts[round % 3];
+    uopc_op rop = rops[(round / 3) % 3];
+    int32_t M = (int32_t)(rng() % 20) + 1, N = rop == UOPC_OP_MUL ? 5 : (int32_t)(rng() % 40) + 2;
+    uopc_node *u = uopc_reduce(c, Literal(c, rng, t, M, N), rop, 1);
+    std::string what = std::string(uopc_dtype_name(t)) + " " + uopc_op_name(rop) + " M=" + std::to_string(M) +
+                       " N=" + std::to_string(N);
+    std::string want = run_text(c, u);
+    ASSERT_EQ(want.rfind("error:", 0), std::string::npos) << what << ": " << want;
+    EXPECT_EQ(PlanWith(c, u, 0), want) << what;
+    EXPECT_EQ(PlanWith(c, u, UOPC_COMPILE_NO_UPCAST), want) << what;
+    if (t == UOPC_DT_I32) EXPECT_EQ(PlanWith(c, u, UOPC_COMPILE_FAST_MATH), want) << what;  // ints: exact in fast mode too
+  }
+  Ctx c;
+  std::mt19937_64 r2(5);
+  uopc_node *u = uopc_reduce(c, Literal(c, r2, UOPC_DT_F32, 16, 64), UOPC_OP_ADD, 1);
+  auto count = [](const std::string &ir, const char *what) {
+    size_t k = 0, n = 0;
+    while ((k = ir.find(what, k)) != std::string::npos) n++, k++;
+    return n;
+  };
+  EXPECT_EQ(count(Ir(c, u, 0), "fadd float"), 8u);  // the step of 8 chains (the first element is a store)
+  EXPECT_EQ(count(Ir(c, u, UOPC_COMPILE_NO_UPCAST), "fadd float"), 1u);
+  EXPECT_EQ(PlanWith(c, u, 0), run_text(c, u));
+  uopc_plan_cache_clear();
+}
+
 // The matmul of the benchmark, at 64 x 64 x 64: interchanged, 8-row blocks,
 // the 16-wide tile promoted to registers (no store inside the t loop): its
 // IR has the vector accumulators, and without the passes it has none.

@@ -46,4 +46,22 @@ UOPI_FUNC LLVMValueRef uopi_cg_fast_mul(uopi_cg *E, LLVMValueRef a, LLVMValueRef
 UOPI_FUNC LLVMValueRef uopi_cg_fast_max(uopi_cg *E, LLVMValueRef a, LLVMValueRef b);
 UOPI_FUNC LLVMValueRef uopi_cg_fast_unary(uopi_cg *E, uopc_op op, LLVMValueRef x, uopc_dtype t);
 
+/* ops.c: a call of libm's double function `name` (exp2, log2, sin) on the
+   double xd, marked so that LLVM never folds, narrows or replaces it. */
+UOPI_FUNC LLVMValueRef uopi_cg_libm_call(uopi_cg *E, const char *name, LLVMValueRef xd);
+
+/* exp2.c (strict mode): exp2 of the f32 x, bit for bit fptrunc(libm exp2)
+   of its double, inline where that is provably the same and through the
+   libm call elsewhere (a branch to a block of its own). */
+UOPI_FUNC LLVMValueRef uopi_cg_exp2_f32(uopi_cg *E, LLVMValueRef x);
+/* Its constants (test/test_exp2.cpp checks the error bound they imply):
+   the inline path serves x in [LO, HI] whose double is more than T ulps
+   from an f32 midpoint; 2^t on |t| <= 1/2 is the Taylor polynomial of
+   degree DEGREE with the coefficients uopi_exp2_taylor[0..DEGREE]. */
+#define UOPI_EXP2_LO (-125.0)
+#define UOPI_EXP2_HI 127.0
+#define UOPI_EXP2_T (1u << 16)
+#define UOPI_EXP2_DEGREE 10
+extern __attribute__((visibility("hidden"))) const double uopi_exp2_taylor[UOPI_EXP2_DEGREE + 1];
+
 #endif

@@ -4,7 +4,8 @@
  * no fast-math flags, no fmuladd, i32 wraparound (nsw only where bounds
  * prove no overflow), floor division with a divisor guard (no SIGFPE),
  * casts that never produce poison, libm's double exp2/log2/sin marked
- * nobuiltin so that LLVM neither folds nor narrows them, max as
+ * nobuiltin so that LLVM neither folds nor narrows them (f32 exp2 inline
+ * where provably the same bits, exp2.c), max as
  * select(fcmp ogt) in the operand order of `b if b > a else a`.
  * In fast-math mode (E->fast) the float add, mul, max, exp2, log2 and sin
  * come from fastmath.c instead; everything else is the same.
@@ -40,14 +41,24 @@ static void set_wrap_flags(uopi_cg *E, const uopc_node *u, LLVMValueRef r) {
   if (uopc_vmin(E->c, u->src[0]) >= 0 && uopc_vmin(E->c, u->src[1]) >= 0) LLVMSetNUW(r, 1);
 }
 
-static LLVMValueRef libm(uopi_cg *E, const char *name, LLVMValueRef x, uopc_dtype t) {
+LLVMValueRef uopi_cg_libm_call(uopi_cg *E, const char *name, LLVMValueRef xd) {
   LLVMTypeRef ft = LLVMFunctionType(E->f64, &E->f64, 1, 0);
   LLVMValueRef f = LLVMGetNamedFunction(E->m, name);
   if (!f) f = LLVMAddFunction(E->m, name, ft);
-  LLVMValueRef arg = LLVMBuildFPExt(E->b, x, E->f64, "wide");
-  LLVMValueRef call = LLVMBuildCall2(E->b, ft, f, &arg, 1, name);
-  unsigned nb = LLVMGetEnumAttributeKindForName("nobuiltin", 9);
-  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(E->lc, nb, 0));
+  LLVMValueRef call = LLVMBuildCall2(E->b, ft, f, &xd, 1, name);
+  /* nobuiltin: never folded, narrowed or replaced; memory(none) nounwind
+     willreturn: the kernels never read errno, so a call that may set it can
+     be scalarized under a mask inside a vectorized loop (exp2.c) */
+  static const char *const attrs[] = {"nobuiltin", "memory", "nounwind", "willreturn"};
+  for (int i = 0; i < 4; i++) {
+    unsigned kind = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(E->lc, kind, 0));
+  }
+  return call;
+}
+
+static LLVMValueRef libm(uopi_cg *E, const char *name, LLVMValueRef x, uopc_dtype t) {
+  LLVMValueRef call = uopi_cg_libm_call(E, name, LLVMBuildFPExt(E->b, x, E->f64, "wide"));
   return LLVMBuildFPTrunc(E->b, call, uopi_cg_vtype(E, t), "r");
 }
 
@@ -132,6 +143,7 @@ LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s) {
   case UOPC_OP_LOG2:
   case UOPC_OP_SIN:
     if (E->fast) return uopi_cg_fast_unary(E, (uopc_op)u->op, s[0], t);
+    if (u->op == UOPC_OP_EXP2 && t == UOPC_DT_F32) return uopi_cg_exp2_f32(E, s[0]);
     return libm(E, u->op == UOPC_OP_EXP2 ? "exp2" : u->op == UOPC_OP_LOG2 ? "log2" : "sin", s[0], t);
   case UOPC_OP_CAST: return cast(E, s[0], t, (uopc_dtype)u->dtype);
   default: uopi_cg_fail(E, "%s cannot be compiled", uopc_op_name((uopc_op)u->op)); return NULL;

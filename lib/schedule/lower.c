@@ -571,6 +571,12 @@ static void ranges(lctx *L, const int32_t *shape, uint32_t nd, uopc_node **out, 
  *                step's accesses are unit-stride along j than along t
  *                (matmul: the output and B along j, only A along t).  The
  *                j' loop then vectorizes (elements along j are independent).
+ *   chains       when there is no interchange and the reduction is a float
+ *                one in strict mode (a chain of dependent adds or maxes per
+ *                output element, latency-bound): the innermost output axis
+ *                j = U*j' + u, the U copies of first and step side by side
+ *                in the t loop (U = 8, 4 or 2): U independent chains, each
+ *                in its own order (softmax's row max and row sum).
  *   upcast       the output axis i next outside j, when some access of the
  *                step does not move along i (B[t, j] in matmul: one load
  *                serves U rows): i = U*i' + u, the U copies of first and of
@@ -585,6 +591,7 @@ static int renumber(lctx *L, uopc_node *k, uopi_skernel *out);
 #define TILE_J 16 /* the register tile's width along j: one 512-bit vector of f32 */
 #define TILE_WORK_VECTOR 268435456.0 /* 2^28: see loop_nest */
 #define TILE_WORK_CHAIN 8388608.0    /* 2^23 */
+#define CHAINS_MIN_WORK 65536.0      /* 2^16 elements x reduce length: below, a few us at most */
 
 /* idx with every RANGE of it set to base (r to base + dr), folded: its value,
    or INT64_MIN when it does not fold to a constant (it loads, say) */
@@ -739,7 +746,7 @@ static int untranspose(lctx *L, uopc_node **first, uopc_node **step, uopc_node *
 /* The loop nest of a REDUCE: first (the peeled element) and step (one
    accumulation, at t) inside the output ranges o. */
 static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_node **o, uint32_t nd, uopc_node *t,
-                            int64_t *next) {
+                            int chains, int64_t *next) {
   uopc_ctx *c = L->c;
   int jx = -1, ix = -1;
   for (uint32_t d = 0; d < nd; d++)
@@ -765,8 +772,23 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
   int tileable = !(L->s->flags & UOPC_COMPILE_NO_UPCAST) && pays && jn % TILE_J == 0 && jn > TILE_J && in % 2 == 0;
   int swap = measured && (anyway || (tileable && sc.still_i));
   if (!swap) {
+    /* chains: U rows' accumulations side by side (each still in order) */
+    uint64_t min_chain; /* UOPC_TILE_MIN_WORK overrides this threshold too */
+    double chain_work = uopi_env_count("UOPC_TILE_MIN_WORK", &min_chain) ? (double)min_chain : CHAINS_MIN_WORK;
+    int64_t U = chains && jx >= 0 && work >= chain_work && !(L->s->flags & UOPC_COMPILE_NO_UPCAST)
+                    ? (jn % 8 == 0 ? 8 : jn % 4 == 0 ? 4 : jn % 2 == 0 ? 2 : 0)
+                    : 0;
+    uopc_node *oc[UOPC_LIMIT_DIMS];
+    memcpy(oc, o, nd * sizeof *o);
+    if (U) {
+      uopc_node *j = o[jx], *j2 = uopc_range(c, I(L, jn / U), (*next)++);
+      first = j2 ? upcast_copies(L, first, j, j2, U) : NULL;
+      step = j2 && first ? upcast_copies(L, step, j, j2, U) : NULL;
+      if (!first || !step) return NULL;
+      oc[jx] = j2;
+    }
     uopc_node *body = uopc_sink(c, (uopc_node *[]){first, uopc_end(c, step, &t, 1)}, 2);
-    return uopc_sink(c, (uopc_node *[]){end_over(L, body, o, nd)}, 1);
+    return uopc_sink(c, (uopc_node *[]){end_over(L, body, oc, nd)}, 1);
   }
   if (sc.gathered && tileable) { /* gathers of small buffers: read a transposed copy */
     if (!untranspose(L, &first, &step, o[jx], t) ||
@@ -874,7 +896,10 @@ static uopc_node *kernel_graph(lctx *L, uint32_t b) {
     uopc_node *acc = uopc_alu2(c, (uopc_op)m->arg.rop, uopc_load(c, addr), r.v);
     uopc_node *step = site(L, uopc_store(c, addr, acc), r.pc, 1);
     if (!first || !step) return NULL;
-    return loop_nest(L, first, step, o, nd, t, &next);
+    /* a float reduction in strict mode is a latency-bound chain per element
+       (no reassociation): the chains pass of loop_nest interleaves several */
+    int chains = uopc_dtype_is_float((uopc_dtype)m->dtype) && !(L->s->flags & UOPC_COMPILE_FAST_MATH);
+    return loop_nest(L, first, step, o, nd, t, chains, &next);
   }
   if (own == b && m->op == UOPC_OP_STACK) { /* one loop nest per element */
     uopi_nodes parts = {0}; /* scratch: reset by uopi_lower_buffer */

@@ -1,0 +1,139 @@
+/* lib/codegen/exp2.c - strict exp2 on f32 without a libm call per element,
+ * bit for bit what libm gives (docs/lowering.md, "Exact exp2").
+ *
+ * Strict exp2 of an f32 x is fptrunc(exp2((double)x)): libm's double exp2
+ * rounded to f32 (uopc_exec_alu does the same).  A call per element keeps
+ * the loop scalar (262,144 calls: about 1.4 ms).  Here the double y is
+ * computed inline, vectorizable, and rounded to f32 only where that is
+ * certainly the rounding of libm's double:
+ *
+ *   x clamped to [-125, 127] (NaN: -125), n = rint(x), t = x - n (exact:
+ *   x has 24 significant bits and |x| < 2^7), p = 2^t by Horner with fma on
+ *   the Taylor polynomial of degree 10 (|t| <= 1/2: truncation below
+ *   2^-41.5 relative, the coefficients and 10 fmas add under 2^-49), y = p
+ *   * 2^n by adding n to the exponent field (exact, y normal).  So y is
+ *   within 2^12 double ulps of exp2(x), and libm's exp2 (glibc: < 1 ulp) is
+ *   within 1.
+ *
+ *   The f32 rounding of a double depends on its 29 low mantissa bits only
+ *   through whether they are below, at or above 2^28 (the midpoint of two
+ *   floats).  When they are more than T = 2^16 ulps away from 2^28, every
+ *   double within 2^12 + 1 ulps rounds to the same float as y (a carry
+ *   into the 23 upper bits moves from one float's neighbourhood to the
+ *   next, never across a midpoint).  The fast result is used only then and
+ *   for x in [-125, 127] (f32 results normal, no overflow); every other
+ *   element -- NaN, infinities, |x| large, x < -125 (subnormal results),
+ *   the ~2^-12 of inputs near a midpoint -- branches to the libm call.
+ *
+ * The loop vectorizer if-converts the branch (the call is scalarized under
+ * its mask), so whole vectors take the inline path.  scripts/exp2-exhaustive.sh
+ * checks all 2^32 inputs against libm; the suite checks a bounded subset.
+ */
+#include <string.h>
+
+#include "codegen/cg.h"
+
+/* 2^t = sum (t ln 2)^k / k!, k = 0..10: the coefficients (ln 2)^k / k!. */
+const double uopi_exp2_taylor[UOPI_EXP2_DEGREE + 1] = {
+    1.0,
+    0.69314718055994530942,
+    0.24022650695910071233,
+    0.055504108664821579953,
+    0.0096181291076284771620,
+    0.0013333558146428443423,
+    0.00015403530393381609955,
+    1.5252733804059840280e-05,
+    1.3215486790144309489e-06,
+    1.0178086009239699728e-07,
+    7.0549116208011233298e-09,
+};
+
+static LLVMValueRef fma_d(uopi_cg *E, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+  LLVMTypeRef t = E->f64;
+  unsigned id = LLVMLookupIntrinsicID("llvm.fma", 8);
+  LLVMValueRef f = LLVMGetIntrinsicDeclaration(E->m, id, &t, 1);
+  LLVMValueRef args[3] = {a, b, c};
+  return LLVMBuildCall2(E->b, LLVMIntrinsicGetType(E->lc, id, &t, 1), f, args, 3, "");
+}
+
+static LLVMValueRef rint_d(uopi_cg *E, LLVMValueRef x) {
+  LLVMTypeRef t = E->f64;
+  unsigned id = LLVMLookupIntrinsicID("llvm.rint", 9);
+  LLVMValueRef f = LLVMGetIntrinsicDeclaration(E->m, id, &t, 1);
+  return LLVMBuildCall2(E->b, LLVMIntrinsicGetType(E->lc, id, &t, 1), f, &x, 1, "n");
+}
+
+static LLVMValueRef dc(uopi_cg *E, double v) { return LLVMConstReal(E->f64, v); }
+static LLVMValueRef lc(uopi_cg *E, uint64_t v) { return LLVMConstInt(E->i64, v, 0); }
+
+/* The masked two-lane variant of exp2 named in the fallback call's
+   vector-function-abi-variant attribute: the loop vectorizer accepts a call
+   in a predicated block only when some masked variant exists (LLVM 19,
+   LoopVectorizationLegality), then scalarizes it lane by lane under the
+   mask or, at VF 2, calls this.  It calls exp2 on both lanes (a masked-off
+   lane's result is unused). */
+static const char variant_attr[] = "_ZGV_LLVM_M2v_exp2(uopc_exp2_m2)";
+
+static void define_variant(uopi_cg *E) {
+  if (LLVMGetNamedFunction(E->m, "uopc_exp2_m2")) return;
+  LLVMTypeRef v2d = LLVMVectorType(E->f64, 2), v2b = LLVMVectorType(E->i1, 2);
+  LLVMTypeRef params[2] = {v2d, v2b};
+  LLVMValueRef f = LLVMAddFunction(E->m, "uopc_exp2_m2", LLVMFunctionType(v2d, params, 2, 0));
+  LLVMSetLinkage(f, LLVMInternalLinkage);
+  LLVMBasicBlockRef saved = LLVMGetInsertBlock(E->b);
+  LLVMPositionBuilderAtEnd(E->b, LLVMAppendBasicBlockInContext(E->lc, f, "entry"));
+  LLVMValueRef r = LLVMGetUndef(v2d);
+  for (unsigned i = 0; i < 2; i++) {
+    LLVMValueRef lane = LLVMConstInt(E->i32, i, 0);
+    LLVMValueRef y = uopi_cg_libm_call(E, "exp2", LLVMBuildExtractElement(E->b, LLVMGetParam(f, 0), lane, ""));
+    r = LLVMBuildInsertElement(E->b, r, y, lane, "");
+  }
+  LLVMBuildRet(E->b, r);
+  LLVMPositionBuilderAtEnd(E->b, saved);
+}
+
+LLVMValueRef uopi_cg_exp2_f32(uopi_cg *E, LLVMValueRef x) {
+  LLVMBuilderRef b = E->b;
+  LLVMValueRef lo = LLVMConstReal(E->f32, UOPI_EXP2_LO), hi = LLVMConstReal(E->f32, UOPI_EXP2_HI);
+  /* in range: ordered compares, false for NaN */
+  LLVMValueRef ge = LLVMBuildFCmp(b, LLVMRealOGE, x, lo, "");
+  LLVMValueRef le = LLVMBuildFCmp(b, LLVMRealOLE, x, hi, "");
+  LLVMValueRef in = LLVMBuildAnd(b, ge, le, "in");
+  /* the clamped x: every value below is defined (no poison from fptosi) */
+  LLVMValueRef xc = LLVMBuildSelect(b, ge, x, lo, "");
+  xc = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLE, xc, hi, ""), xc, hi, "");
+  LLVMValueRef xd = LLVMBuildFPExt(b, xc, E->f64, "");
+  LLVMValueRef n = rint_d(E, xd);
+  LLVMValueRef t = LLVMBuildFSub(b, xd, n, "t");
+  LLVMValueRef p = dc(E, uopi_exp2_taylor[UOPI_EXP2_DEGREE]);
+  for (int k = UOPI_EXP2_DEGREE - 1; k >= 0; k--) p = fma_d(E, p, t, dc(E, uopi_exp2_taylor[k]));
+  LLVMValueRef ni = LLVMBuildFPToSI(b, n, E->i64, "");
+  LLVMValueRef pb = LLVMBuildBitCast(b, p, E->i64, "");
+  LLVMValueRef yb = LLVMBuildAdd(b, pb, LLVMBuildShl(b, ni, lc(E, 52), ""), "");
+  /* near a midpoint: (low29 - (2^28 - T)) mod 2^64 <= 2T */
+  LLVMValueRef low = LLVMBuildAnd(b, yb, lc(E, (1u << 29) - 1), "");
+  LLVMValueRef off = LLVMBuildSub(b, low, lc(E, (1u << 28) - UOPI_EXP2_T), "");
+  LLVMValueRef far = LLVMBuildICmp(b, LLVMIntUGT, off, lc(E, 2 * (uint64_t)UOPI_EXP2_T), "far");
+  LLVMValueRef ok = LLVMBuildAnd(b, in, far, "ok");
+  LLVMValueRef fast = LLVMBuildFPTrunc(b, LLVMBuildBitCast(b, yb, E->f64, ""), E->f32, "");
+
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef slow_bb = LLVMAppendBasicBlockInContext(E->lc, E->fn, "exp2.libm");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(E->lc, E->fn, "exp2.done");
+  LLVMBuildCondBr(b, ok, join, slow_bb);
+  LLVMPositionBuilderAtEnd(b, slow_bb);
+  define_variant(E);
+  LLVMValueRef call = uopi_cg_libm_call(E, "exp2", LLVMBuildFPExt(b, x, E->f64, "wide"));
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                           LLVMCreateStringAttribute(E->lc, "vector-function-abi-variant", 27, variant_attr,
+                                                     sizeof variant_attr - 1));
+  LLVMValueRef slow = LLVMBuildFPTrunc(b, call, E->f32, "");
+  LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(b);
+  LLVMBuildBr(b, join);
+  LLVMPositionBuilderAtEnd(b, join);
+  LLVMValueRef r = LLVMBuildPhi(b, E->f32, "exp2");
+  LLVMValueRef vals[2] = {fast, slow};
+  LLVMBasicBlockRef from[2] = {here, slow_end};
+  LLVMAddIncoming(r, vals, from, 2);
+  return r;
+}
