@@ -329,7 +329,7 @@ uopc_plan *uopc_plan_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_op
   }
   uopc_ctx_clear_error(c); /* a failed key only means no caching */
   uopi_schedule s;
-  st = uopi_schedule_build(c, root, opts ? opts->flags : 0, &s);
+  st = uopi_schedule_build(c, root, opts ? opts->flags : 0, uopi_jit_vector_bits(), &s);
   ksplit *sp = NULL;
   if (!st && !(sp = split_all(c, &s, ko.threads, min))) st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
   if (!st && !(p = build(c, &s, sp, ko.threads, opts))) st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
@@ -621,7 +621,7 @@ char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts
   uopi_schedule s;
   char *all = NULL;
   size_t n = 0;
-  uopc_status st = uopi_schedule_build(c, root, opts ? opts->flags : 0, &s);
+  uopc_status st = uopi_schedule_build(c, root, opts ? opts->flags : 0, uopi_jit_vector_bits(), &s);
   for (uint32_t k = 0; st == UOPC_OK && k < s.nkernels; k++) {
     uopc_error ke;
     char *t = emit_asm ? uopc_emit_asm(c, s.kernels[k].root, opts, &ke) : uopc_emit_llvm(c, s.kernels[k].root, opts, &ke);

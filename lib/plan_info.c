@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jit/jit.h"
 #include "schedule/schedule.h"
 #include "uopc/plan.h"
 
@@ -23,7 +24,7 @@ uopc_status uopc_plan_schedule(uopc_ctx *c, uopc_node *root, uopc_node ***kernel
   uopi_errsave saved; /* *e only; c's error left as the caller had it (uopc.h) */
   uopi_err_begin(c, &saved);
   uopi_schedule s;
-  uopc_status st = uopi_schedule_build(c, root, 0, &s);
+  uopc_status st = uopi_schedule_build(c, root, 0, uopi_jit_vector_bits(), &s);
   if (st == UOPC_OK) {
     uopc_node **ks = malloc((s.nkernels ? s.nkernels : 1) * sizeof *ks);
     char *t = NULL;

@@ -45,7 +45,7 @@ double D(uint64_t b) {
 
 // The double exp2.c computes for an x in [LO, HI], in the same operations.
 double InlineDouble(float x) {
-  double xd = x, n = std::rint(xd), t = xd - n, p = uopi_exp2_taylor[UOPI_EXP2_DEGREE];
+  double xd = x, n = (xd + 0x1.8p52) - 0x1.8p52, t = xd - n, p = uopi_exp2_taylor[UOPI_EXP2_DEGREE];
   for (int k = UOPI_EXP2_DEGREE - 1; k >= 0; k--) p = std::fma(p, t, uopi_exp2_taylor[k]);
   return D(B64(p) + ((uint64_t)(int64_t)n << 52));
 }

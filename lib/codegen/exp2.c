@@ -7,7 +7,8 @@
  * computed inline, vectorizable, and rounded to f32 only where that is
  * certainly the rounding of libm's double:
  *
- *   x clamped to [-125, 127] (NaN: -125), n = rint(x), t = x - n (exact:
+ *   x clamped to [-125, 127] (NaN: -125), n = rint(x) (by the 1.5 * 2^52
+ *   shifter), t = x - n (exact:
  *   x has 24 significant bits and |x| < 2^7), p = 2^t by Horner with fma on
  *   the Taylor polynomial of degree 10 (|t| <= 1/2: truncation below
  *   2^-41.5 relative, the coefficients and 10 fmas add under 2^-49), y = p
@@ -56,22 +57,18 @@ static LLVMValueRef fma_d(uopi_cg *E, LLVMValueRef a, LLVMValueRef b, LLVMValueR
   return LLVMBuildCall2(E->b, LLVMIntrinsicGetType(E->lc, id, &t, 1), f, args, 3, "");
 }
 
-static LLVMValueRef rint_d(uopi_cg *E, LLVMValueRef x) {
-  LLVMTypeRef t = E->f64;
-  unsigned id = LLVMLookupIntrinsicID("llvm.rint", 9);
-  LLVMValueRef f = LLVMGetIntrinsicDeclaration(E->m, id, &t, 1);
-  return LLVMBuildCall2(E->b, LLVMIntrinsicGetType(E->lc, id, &t, 1), f, &x, 1, "n");
-}
-
 static LLVMValueRef dc(uopi_cg *E, double v) { return LLVMConstReal(E->f64, v); }
 static LLVMValueRef lc(uopi_cg *E, uint64_t v) { return LLVMConstInt(E->i64, v, 0); }
 
 /* The masked two-lane variant of exp2 named in the fallback call's
-   vector-function-abi-variant attribute: the loop vectorizer accepts a call
-   in a predicated block only when some masked variant exists (LLVM 19,
-   LoopVectorizationLegality), then scalarizes it lane by lane under the
-   mask or, at VF 2, calls this.  It calls exp2 on both lanes (a masked-off
-   lane's result is unused). */
+   vector-function-abi-variant attribute: LLVM 19's vectorizer accepts a
+   call in a predicated block only when some masked variant exists
+   (LoopVectorizationLegality); it then scalarizes the call under the mask
+   or, at VF 2, calls this (on both lanes: a masked-off lane's result is
+   unused).  A preserve_all wrapper around the call, to keep the loop's
+   vector registers across it, was tried: no faster (0.68 ms for 2^18
+   elements either way, Zen 3), and LLVM 19 then returns with vzeroupper
+   after restoring the ymm registers, losing their upper halves. */
 static const char variant_attr[] = "_ZGV_LLVM_M2v_exp2(uopc_exp2_m2)";
 
 static void define_variant(uopi_cg *E) {
@@ -103,13 +100,19 @@ LLVMValueRef uopi_cg_exp2_f32(uopi_cg *E, LLVMValueRef x) {
   LLVMValueRef xc = LLVMBuildSelect(b, ge, x, lo, "");
   xc = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLE, xc, hi, ""), xc, hi, "");
   LLVMValueRef xd = LLVMBuildFPExt(b, xc, E->f64, "");
-  LLVMValueRef n = rint_d(E, xd);
+  /* n = rint(x) by the shifter 1.5 * 2^52: xd + S rounds to an integer
+     (|xd| <= 127), held two's complement in the low mantissa bits, so
+     bits(xd + S) << 52 is n << 52 modulo 2^64: no float-to-int conversion
+     (AVX2 has none for doubles) */
+  LLVMValueRef shifter = dc(E, 6755399441055744.0); /* 0x1.8p52 */
+  LLVMValueRef kd = LLVMBuildFAdd(b, xd, shifter, "");
+  LLVMValueRef n = LLVMBuildFSub(b, kd, shifter, "n");
   LLVMValueRef t = LLVMBuildFSub(b, xd, n, "t");
   LLVMValueRef p = dc(E, uopi_exp2_taylor[UOPI_EXP2_DEGREE]);
   for (int k = UOPI_EXP2_DEGREE - 1; k >= 0; k--) p = fma_d(E, p, t, dc(E, uopi_exp2_taylor[k]));
-  LLVMValueRef ni = LLVMBuildFPToSI(b, n, E->i64, "");
   LLVMValueRef pb = LLVMBuildBitCast(b, p, E->i64, "");
-  LLVMValueRef yb = LLVMBuildAdd(b, pb, LLVMBuildShl(b, ni, lc(E, 52), ""), "");
+  LLVMValueRef kb = LLVMBuildBitCast(b, kd, E->i64, "");
+  LLVMValueRef yb = LLVMBuildAdd(b, pb, LLVMBuildShl(b, kb, lc(E, 52), ""), "");
   /* near a midpoint: (low29 - (2^28 - T)) mod 2^64 <= 2T */
   LLVMValueRef low = LLVMBuildAnd(b, yb, lc(E, (1u << 29) - 1), "");
   LLVMValueRef off = LLVMBuildSub(b, low, lc(E, (1u << 28) - UOPI_EXP2_T), "");

@@ -68,11 +68,36 @@ static char *make_target_id(const uopi_jit_engine *g) {
    gets LLVM's own warning on stderr and its generic CPU.  Both strings are
    in the target id, so cache entries of one CPU are never loaded for
    another (docs/decisions.md, "JIT CPU override"). */
+static int has_feature(const char *features, const char *f) {
+  size_t n = strlen(f);
+  for (const char *p = features; (p = strstr(p, f)) != NULL; p += n)
+    if ((p == features || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return 1;
+  return 0;
+}
+
+/* The vector width of the target: from its features when they are listed
+   (the host's, or UOPC_JIT_FEATURES), else from the CPU's name. */
+static unsigned vector_bits_of(const char *cpu, const char *features) {
+  if (features[0]) return has_feature(features, "+avx512f") ? 512 : has_feature(features, "+avx") ? 256 : 128;
+  static const char *const avx512[] = {"x86-64-v4", "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",
+                                       "icelake-client", "icelake-server", "tigerlake", "rocketlake",
+                                       "sapphirerapids", "emeraldrapids", "graniterapids", "znver4", "znver5"};
+  for (size_t i = 0; i < sizeof avx512 / sizeof *avx512; i++)
+    if (!strcmp(cpu, avx512[i])) return 512;
+  static const char *const avx[] = {"x86-64-v3", "sandybridge", "ivybridge", "haswell", "broadwell", "skylake",
+                                    "alderlake", "raptorlake", "meteorlake", "arrowlake", "znver1", "znver2",
+                                    "znver3", "bdver1", "bdver2", "bdver3", "bdver4", "btver2"};
+  for (size_t i = 0; i < sizeof avx / sizeof *avx; i++)
+    if (!strcmp(cpu, avx[i])) return 256;
+  return 128;
+}
+
 static void target_cpu(uopi_jit_engine *g) {
   const char *cpu = uopi_env_token("UOPC_JIT_CPU", "-_.");
   const char *features = uopi_env_token("UOPC_JIT_FEATURES", "-_.+,");
   g->cpu = cpu ? LLVMCreateMessage(cpu) : LLVMGetHostCPUName();
   g->features = features ? LLVMCreateMessage(features) : cpu ? LLVMCreateMessage("") : LLVMGetHostCPUFeatures();
+  g->vector_bits = g->cpu && g->features ? vector_bits_of(g->cpu, g->features) : 128;
 }
 
 static void release(uopi_jit_engine *g) {
@@ -152,6 +177,12 @@ uopc_status uopi_jit_shutdown(uopc_error *e) {
   }
   pthread_mutex_unlock(&init_lock);
   return st;
+}
+
+unsigned uopi_jit_vector_bits(void) {
+  uopi_jit_engine *g;
+  uopc_error e;
+  return uopi_jit_get(&g, &e) == UOPC_OK ? g->vector_bits : 0;
 }
 
 const char *uopi_jit_target_id(void) {

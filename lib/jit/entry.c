@@ -22,6 +22,7 @@
  * (uopc_kernel_call checks it).
  */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <llvm-c/Core.h>
@@ -80,6 +81,13 @@ uopc_status uopi_jit_kernel_new(LLVMModuleRef m, const char *name, unsigned narg
   k->fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(c), &ptr, 1, 0));
   unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
   LLVMAddAttributeAtIndex(k->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c, nounwind, 0)); /* no .eh_frame */
+  unsigned bits = uopi_jit_vector_bits(); /* the width the plans' tiles are shaped for (jit.h) */
+  if (bits >= 256) {
+    char w[12];
+    snprintf(w, sizeof w, "%u", bits);
+    LLVMAddAttributeAtIndex(k->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(c, "prefer-vector-width", 19, w, (unsigned)strlen(w)));
+  }
   LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(c, k->fn, "entry"));
   LLVMValueRef base = LLVMGetParam(k->fn, 0);

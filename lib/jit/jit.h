@@ -110,6 +110,14 @@ UOPI_FUNC uopc_status uopi_jit_warm(uopi_jit_tier t, uopc_error *e);
    after a successful init (valid until shutdown), NULL before. */
 UOPI_FUNC const char *uopi_jit_target_id(void);
 
+/* The vector width kernels are compiled for, in bits: 512 where the target
+   (the host, or UOPC_JIT_CPU / UOPC_JIT_FEATURES) has AVX-512F, 256 with
+   AVX, else 128; every kernel function says it ("prefer-vector-width", so
+   LLVM uses 512-bit vectors on Intel CPUs too, which it otherwise avoids)
+   and the plans' register tiles are shaped for it (docs/loops.md).
+   Initializes the engine; 0 when that fails. */
+UOPI_FUNC unsigned uopi_jit_vector_bits(void);
+
 /* ---- building modules ----------------------------------------------------- */
 
 /* A new module in a new LLVMContext, with the host triple and data layout.

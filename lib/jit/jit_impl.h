@@ -26,6 +26,7 @@ typedef struct uopi_jit_engine {
   const char *triple, *dl;         /* owned by jit: never freed here */
   char *cpu, *features;            /* host CPU: LLVMDisposeMessage */
   char *target_id;                 /* malloc'd, see uopi_jit_target_id */
+  unsigned vector_bits;            /* see uopi_jit_vector_bits */
   long live;                       /* code handles not yet freed (under lock) */
 } uopi_jit_engine;
 

@@ -588,7 +588,12 @@ static void ranges(lctx *L, const int32_t *shape, uint32_t nd, uopc_node **out, 
 
 static int renumber(lctx *L, uopc_node *k, uopi_skernel *out);
 
-#define TILE_J 16 /* the register tile's width along j: one 512-bit vector of f32 */
+/* The register tile's width along j: one vector of f32 (16 with AVX-512,
+   8 with AVX), and how many accumulators of that width it may keep: half
+   the vector registers (32 with AVX-512, 16 below), the rest for the
+   shared loads and broadcasts. */
+#define TILE_J (int64_t)(L->s->vector_bits / 32)
+#define TILE_ACCS (int64_t)(L->s->vector_bits >= 512 ? 16 : 8)
 #define TILE_WORK_VECTOR 268435456.0 /* 2^28: see loop_nest */
 #define TILE_WORK_CHAIN 8388608.0    /* 2^23 */
 #define CHAINS_MIN_WORK 65536.0      /* 2^16 elements x reduce length: below, a few us at most */
@@ -799,7 +804,7 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
   step = j2 ? uopc_substitute(c, step, &j, &j2, 1) : NULL;
   int64_t U = 0, isize = ix >= 0 ? (int64_t)uopc_const_value(o[ix]->src[0]) : 0;
   if (ix >= 0 && sc.still_i && pays && !(L->s->flags & UOPC_COMPILE_NO_UPCAST))
-    U = sc.gathered && isize % 16 == 0 ? 16 /* a gather shared by more rows */
+    U = sc.gathered && isize % 16 == 0 && TILE_ACCS >= 16 ? 16 /* a gather shared by more rows */
         : isize % 8 == 0 ? 8 : isize % 4 == 0 ? 4 : isize % 2 == 0 ? 2 : 0;
   uopc_node *outer[UOPC_LIMIT_DIMS];
   uint32_t no = 0;
@@ -820,7 +825,7 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
     /* V vectors side by side when the row block leaves registers for them:
        j = TILE_J*V*jo + jr + TILE_J*v (the constant outermost, so LLVM's
        alias analysis sees the V columns as one base plus offsets) */
-    int64_t V = U && U <= 8 && jsize % (2 * TILE_J) == 0 ? 2 : 1;
+    int64_t V = U && 2 * U <= TILE_ACCS && jsize % (2 * TILE_J) == 0 ? 2 : 1;
     uopc_node *jo = uopc_range(c, I(L, jsize / (TILE_J * V)), (*next)++);
     uopc_node *jr = uopc_range(c, I(L, TILE_J), (*next)++), *jr2 = uopc_range(c, I(L, TILE_J), (*next)++);
     uopc_node *fv[2], *sv[2];

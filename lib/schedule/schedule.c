@@ -79,10 +79,12 @@ static void debug_print(const uopi_schedule *s) {
   if (t) fputs(t, stderr), uopc_mem_free(s->c, t, strlen(t) + 1);
 }
 
-uopc_status uopi_schedule_build(uopc_ctx *c, uopc_node *root, unsigned flags, uopi_schedule *s) {
+uopc_status uopi_schedule_build(uopc_ctx *c, uopc_node *root, unsigned flags, unsigned vector_bits,
+                                uopi_schedule *s) {
   memset(s, 0, sizeof *s);
   s->c = c;
   s->flags = flags;
+  s->vector_bits = vector_bits >= 512 ? 512 : vector_bits >= 256 ? 256 : 128;
   if (!uopi_check_node(c, root, "plan")) return uopc_ctx_error(c)->code;
   if (uopi_op_flags(root->op) & UOPC_OPF_EFFECT)
     return uopi_fail_at(c, UOPC_ERR_TYPE, root, "a tensor program's root is a value, not %s (a kernel: use uopc_compile)",

@@ -92,13 +92,17 @@ typedef struct uopi_schedule {
   uint32_t nchecks, cap_checks;
   uopi_scheck *checks;   /* code k is checks[k - 1] */
   unsigned flags;        /* UOPC_COMPILE_* bits (jit.h): which loop passes run */
+  unsigned vector_bits;  /* the target's vector width (128, 256, 512): the register tiles' shape */
 } uopi_schedule;
 
-/* Schedules the program rooted at root (a value: not a SINK/STORE/END).
+/* Schedules the program rooted at root (a value: not a SINK/STORE/END),
+   with the loop passes of flags, register tiles shaped for vector_bits
+   (the JIT's uopi_jit_vector_bits; 0 or below 128: 128).
    Kernel graphs and arrays live in c.  On error returns the status with the
    context's error set (naming the node, at its .uir position when known).
    Free with uopi_schedule_free (the CONST data). */
-UOPI_FUNC uopc_status uopi_schedule_build(uopc_ctx *c, uopc_node *root, unsigned flags, uopi_schedule *out);
+UOPI_FUNC uopc_status uopi_schedule_build(uopc_ctx *c, uopc_node *root, unsigned flags, unsigned vector_bits,
+                                          uopi_schedule *out);
 UOPI_FUNC void uopi_schedule_free(uopi_schedule *s);
 /* Appends the schedule to b, one line a buffer and a kernel, each starting
    with prefix: what UOPC_DEBUG=schedule prints (prefix "uopc schedule: "). */
