@@ -30,6 +30,18 @@ UOPI_FUNC uopc_status uopi_tier_of(const uopc_compile_opts *o, uopi_jit_tier *t,
 UOPI_FUNC uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags,
                                           uopi_kentry **out);
 
+/* uopc_compile (jit.h) at tier t in place of opts->tier (opts' flags and
+   threads as given; opts may be NULL): for plans, which compile their
+   register-tiled kernels at TIER1 or TIER2 (plan.c).  The handle, or NULL
+   with the error in *e only (e may be NULL), as uopc_compile. */
+UOPI_FUNC uopc_kernel *uopi_kernel_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopi_jit_tier t,
+                                           uopc_error *e);
+
+/* uopc_emit_llvm (asm_text 0) or uopc_emit_asm (1) at tier t, as
+   uopi_kernel_compile. */
+UOPI_FUNC char *uopi_kernel_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopi_jit_tier t,
+                                 int asm_text, uopc_error *e);
+
 /* The kernel's LLVM IR as emitted (asm_text 0) or the host assembly of its
    optimized code at tier t (asm_text 1), with compile flags `flags`, without
    the cache: a malloc'd

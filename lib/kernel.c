@@ -40,7 +40,8 @@ static uopc_status root_of(uopc_ctx *c, const uopc_node *root, const char *fn) {
 
 /* jit.h: the call reports through *e only; the context's recorded error is
    left as the caller had it (uopi_err_begin/end). */
-uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
+static uopc_kernel *compile_at(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, const uopi_jit_tier *at,
+                               uopc_error *e) {
   if (!c) return arg_err(e, "compile: NULL context"), NULL;
   uopi_errsave saved;
   uopi_err_begin(c, &saved);
@@ -48,7 +49,8 @@ uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts 
   uopi_jit_tier t;
   uopc_kernel *out = NULL;
   uopc_status st = root_of(c, root, "compile");
-  if (!st) st = tier_of(c, opts, &t);
+  if (!st) st = tier_of(c, opts, &t); /* the flags' check too */
+  if (!st && at) t = *at;
   if (!st) st = uopi_compile_kernel(c, root, t, opts ? opts->flags : 0, &entry);
   if (!st && !(out = calloc(1, sizeof *out))) {
     uopi_kcache_release(entry);
@@ -63,6 +65,15 @@ uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts 
   }
   uopi_err_end(c, &saved, st, e);
   return out;
+}
+
+uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
+  return compile_at(c, root, opts, NULL, e);
+}
+
+uopc_kernel *uopi_kernel_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopi_jit_tier t,
+                                 uopc_error *e) {
+  return compile_at(c, root, opts, &t, e);
 }
 
 /* Bytes of buffer slot s. */
@@ -215,7 +226,8 @@ uopc_dtype uopc_kernel_buf_dtype(const uopc_kernel *k, uint32_t s) {
 int64_t uopc_kernel_buf_len(const uopc_kernel *k, uint32_t s) { return k && s < k->nbufs ? k->meta->len[s] : 0; }
 
 /* The text path, under the same convention as uopc_compile. */
-static char *emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, int asm_text, uopc_error *e) {
+static char *emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, const uopi_jit_tier *at, int asm_text,
+                  uopc_error *e) {
   if (!c) return arg_err(e, asm_text ? "emit_asm: NULL context" : "emit_llvm: NULL context"), NULL;
   uopi_errsave saved;
   uopi_err_begin(c, &saved);
@@ -223,6 +235,7 @@ static char *emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, i
   char *s = NULL;
   uopc_status st = root_of(c, root, asm_text ? "emit_asm" : "emit_llvm");
   if (!st) st = tier_of(c, opts, &t);
+  if (!st && at) t = *at;
   if (!st && !(s = uopi_compile_text(c, root, t, opts ? opts->flags : 0, asm_text)))
     st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
   uopi_err_end(c, &saved, st, e);
@@ -230,9 +243,14 @@ static char *emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, i
 }
 
 char *uopc_emit_llvm(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
-  return emit(c, root, opts, 0, e);
+  return emit(c, root, opts, NULL, 0, e);
 }
 
 char *uopc_emit_asm(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
-  return emit(c, root, opts, 1, e);
+  return emit(c, root, opts, NULL, 1, e);
+}
+
+char *uopi_kernel_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopi_jit_tier t, int asm_text,
+                       uopc_error *e) {
+  return emit(c, root, opts, &t, asm_text, e);
 }

@@ -228,6 +228,24 @@ fail:
 
 /* The plan of schedule s (kernels compiled, split as sp says, for T
    threads); NULL with the context's error. */
+/* The JIT tier kernel sk compiles at: opts' tier, but a register-tiled
+   kernel (docs/loops.md) at TIER2 in fast mode, where the fast tier's
+   register allocation copies every FMA accumulator per iteration (matmul
+   1024: 44 -> 21 ms a call, 11 ms more compile), and at least TIER1 in
+   strict mode, whose loop strength reduction takes the tile's inner loop
+   from ~37 to ~25 instructions (matmul 1024 on Zen 2: 47 -> 37 ms a call,
+   3.5 ms more compile): from TIER1_MIN_WORK multiply-adds, where it pays
+   back within the call (below, attention's Q K^T, 2^24: 4 ms more compile,
+   no faster). */
+#define TIER1_MIN_WORK 536870912.0 /* 2^29 */
+static uopi_jit_tier kernel_tier(const uopi_skernel *sk, const uopc_compile_opts *opts) {
+  uopi_jit_tier t = UOPI_JIT_TIER0;
+  (void)uopi_tier_of(opts, &t, NULL); /* checked by the caller */
+  if (!sk->tiled) return t;
+  if (opts && (opts->flags & UOPC_COMPILE_FAST_MATH)) return UOPI_JIT_TIER2;
+  return t == UOPI_JIT_TIER0 && sk->tiled >= TIER1_MIN_WORK ? UOPI_JIT_TIER1 : t;
+}
+
 static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_t T, const uopc_compile_opts *opts) {
   uopc_plan *p = calloc(1, sizeof *p);
   if (!p) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
@@ -275,13 +293,9 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_
       memcpy(k->rec_map, sk->rec_map, sk->rec_nbufs * sizeof *k->rec_map);
       k->rec_nbufs = sk->rec_nbufs;
     }
-    /* a register-tiled kernel in fast mode compiles at the strong tier: the
-       fast tier's register allocation copies every FMA accumulator per
-       iteration (matmul 1024: 44 -> 21 ms a call, 11 ms more compile;
-       docs/loops.md); strict tiles gain nothing there */
-    uopc_compile_opts ko = opts ? *opts : (uopc_compile_opts){0};
-    if (sk->tiled && (ko.flags & UOPC_COMPILE_FAST_MATH)) ko.tier = UOPC_TIER_STRONG;
-    if (!(k->k = uopc_compile(c, sk->root, &ko, &e)) || (sk->rec && !(k->rec = uopc_compile(c, sk->rec, &ko, &e))))
+    uopi_jit_tier kt = kernel_tier(sk, opts);
+    if (!(k->k = uopi_kernel_compile(c, sk->root, opts, kt, &e)) ||
+        (sk->rec && !(k->rec = uopi_kernel_compile(c, sk->rec, opts, kt, &e))))
       goto failed;
     p->nkernels++;
     const ksplit *x = &sp[i];
@@ -293,7 +307,7 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_
     memcpy(k->chunk_map, x->map, nm * sizeof *k->chunk_map);
     memcpy(k->chunk_status, x->status, x->n * sizeof *k->chunk_status);
     for (uint32_t t = 0; t < x->n; t++, k->nchunks++)
-      if (!(k->chunk[t] = uopc_compile(c, x->roots[t], &ko, &e))) goto failed;
+      if (!(k->chunk[t] = uopi_kernel_compile(c, x->roots[t], opts, kt, &e))) goto failed;
   }
   return p;
 failed:
@@ -624,7 +638,7 @@ char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts
   uopc_status st = uopi_schedule_build(c, root, opts ? opts->flags : 0, uopi_jit_vector_bits(), &s);
   for (uint32_t k = 0; st == UOPC_OK && k < s.nkernels; k++) {
     uopc_error ke;
-    char *t = emit_asm ? uopc_emit_asm(c, s.kernels[k].root, opts, &ke) : uopc_emit_llvm(c, s.kernels[k].root, opts, &ke);
+    char *t = uopi_kernel_emit(c, s.kernels[k].root, opts, kernel_tier(&s.kernels[k], opts), emit_asm, &ke);
     if (!t) {
       if (!uopc_ctx_error(c)) uopc_fail(c, ke.code, "%s", ke.msg);
       st = ke.code;

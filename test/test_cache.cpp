@@ -317,13 +317,16 @@ TEST(CacheKey, EquivalentIndexExpressionsShareAKey) {
 
 TEST(CacheKey, ChangesWithGraphTierAndEnvironment) {
   Kernel K;
-  Key base, n2, tier, fm;
+  Key base, n2, tier, tier1, fm;
   MakeKey(K.c, Ew(K.c, 4096), UOPI_JIT_TIER0, base);
   MakeKey(K.c, Ew(K.c, 4095), UOPI_JIT_TIER0, n2);
   MakeKey(K.c, Ew(K.c, 4096), UOPI_JIT_TIER2, tier);
+  MakeKey(K.c, Ew(K.c, 4096), UOPI_JIT_TIER1, tier1);  // TIER0's passes, another codegen
   MakeKey(K.c, Mm(K.c, 64), UOPI_JIT_TIER0, fm);
   EXPECT_NE(Hex(base.k.hash), Hex(n2.k.hash));
   EXPECT_NE(Hex(base.k.hash), Hex(tier.k.hash));
+  EXPECT_NE(Hex(base.k.hash), Hex(tier1.k.hash));
+  EXPECT_NE(Hex(tier.k.hash), Hex(tier1.k.hash));
   EXPECT_NE(Hex(base.k.hash), Hex(fm.k.hash));
   // a constant's bits: 0.0 and -0.0 are different kernels
   uopc_node *o = uopc_buffer(K.c, 0, UOPC_DT_F32, 8);

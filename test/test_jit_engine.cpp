@@ -44,7 +44,7 @@ class JitEnv : public ::testing::Environment {
 };
 ::testing::Environment *const jit_env = ::testing::AddGlobalTestEnvironment(new JitEnv);
 
-const uopi_jit_tier kTiers[] = {UOPI_JIT_TIER0, UOPI_JIT_TIER2};
+const uopi_jit_tier kTiers[] = {UOPI_JIT_TIER0, UOPI_JIT_TIER1, UOPI_JIT_TIER2};
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kAsan = true;  // its quarantine keeps freed memory resident
@@ -440,7 +440,7 @@ TEST(JitEngine, ErrorsAreReportedNotFatal) {
 
   // A bad tier, a wrong buffer count.
   ASSERT_EQ(sample_module(SAMPLE_EW, 8, name.c_str(), &m, &e), UOPC_OK);
-  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), 3, (uopi_jit_tier)1, &k, &e), UOPC_ERR_ARG);
+  EXPECT_EQ(uopi_jit_compile(m, name.c_str(), 3, (uopi_jit_tier)3, &k, &e), UOPC_ERR_ARG);
   Code c = CompileSample(SAMPLE_EW, 8, UOPI_JIT_TIER0);  // the engine still works
   ASSERT_NE(c.k, nullptr);
   void *bufs[2] = {nullptr, nullptr};

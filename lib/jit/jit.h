@@ -60,10 +60,15 @@ typedef struct LLVMOrcOpaqueResourceTracker *LLVMOrcResourceTrackerRef;
 /* ---- tiers ---------------------------------------------------------------
  * TIER0: a short function pipeline (LICM, loop vectorizer, simplifycfg) and
  *        CodeGen None with the greedy register allocator: ~1-2.5 ms a kernel.
+ * TIER1: TIER0's pipeline and CodeGen Less (SelectionDAG, loop strength
+ *        reduction, machine LICM): ~3 ms more a kernel; a plan's register
+ *        tiles in strict mode, whose inner loop it brings from ~37 to ~25
+ *        instructions (matmul 1024: 47 -> 37 ms a call, docs/loops.md).
+ *        Internal: the public tiers are FAST (TIER0) and STRONG (TIER2).
  * TIER2: default<O2> (+ SLP) and CodeGen Default: ~6-12 ms; the same speed
  *        at memory bandwidth, up to ~4x faster on loop nests whose inner loop
  *        it unrolls fully (64^3 matmul).  For hot kernels. */
-typedef enum uopi_jit_tier { UOPI_JIT_TIER0 = 0, UOPI_JIT_TIER2 = 2 } uopi_jit_tier;
+typedef enum uopi_jit_tier { UOPI_JIT_TIER0 = 0, UOPI_JIT_TIER1 = 1, UOPI_JIT_TIER2 = 2 } uopi_jit_tier;
 
 /* The LLVM pass pipeline text of a tier (for traces and cache keys); NULL for
    an unknown tier.  Static storage. */

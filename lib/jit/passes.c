@@ -32,16 +32,17 @@ static const char tier2_pipeline[] = "default<O2>";
 static const char fast_flag[] = "uopc.fast-math";
 
 uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e) {
-  if (t == UOPI_JIT_TIER0 || t == UOPI_JIT_TIER2) return UOPC_OK;
+  if (t == UOPI_JIT_TIER0 || t == UOPI_JIT_TIER1 || t == UOPI_JIT_TIER2) return UOPC_OK;
   return uopi_jit_fail(e, UOPC_ERR_ARG, "unknown JIT tier %d", (int)t);
 }
 
 const char *uopi_jit_tier_pipeline(uopi_jit_tier t) {
-  return t == UOPI_JIT_TIER0 ? tier0_pipeline : t == UOPI_JIT_TIER2 ? tier2_pipeline : NULL;
+  /* TIER1 differs from TIER0 in codegen only (the tier is in the cache keys too) */
+  return t == UOPI_JIT_TIER0 || t == UOPI_JIT_TIER1 ? tier0_pipeline : t == UOPI_JIT_TIER2 ? tier2_pipeline : NULL;
 }
 
 const char *uopi_jit_pipeline(uopi_jit_tier t, int fast) {
-  return fast && t == UOPI_JIT_TIER0 ? tier0_fast_pipeline : uopi_jit_tier_pipeline(t);
+  return fast && t != UOPI_JIT_TIER2 && uopi_jit_tier_pipeline(t) ? tier0_fast_pipeline : uopi_jit_tier_pipeline(t);
 }
 
 void uopi_jit_module_set_fast(LLVMModuleRef m) {

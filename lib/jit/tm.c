@@ -24,10 +24,10 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
   LLVMTargetMachineRef tm[POOL_MAX];
   int n;
-} pool[2]; /* [0]: TIER0, [1]: TIER2 */
+} pool[3]; /* by tier: [0] TIER0, [1] TIER1, [2] TIER2 */
 
 static LLVMCodeGenOptLevel cg_level(uopi_jit_tier t) {
-  return t == UOPI_JIT_TIER0 ? LLVMCodeGenLevelNone : LLVMCodeGenLevelDefault;
+  return t == UOPI_JIT_TIER0 ? LLVMCodeGenLevelNone : t == UOPI_JIT_TIER1 ? LLVMCodeGenLevelLess : LLVMCodeGenLevelDefault;
 }
 
 static LLVMTargetMachineRef make(uopi_jit_engine *g, uopi_jit_tier t, uopc_error *e) {
@@ -51,7 +51,7 @@ static LLVMTargetMachineRef make(uopi_jit_engine *g, uopi_jit_tier t, uopc_error
 }
 
 LLVMTargetMachineRef uopi_jit_tm_take(uopi_jit_engine *g, uopi_jit_tier t, uopc_error *e) {
-  int p = t == UOPI_JIT_TIER0 ? 0 : 1;
+  int p = t == UOPI_JIT_TIER0 ? 0 : t == UOPI_JIT_TIER1 ? 1 : 2;
   LLVMTargetMachineRef tm = NULL;
   pthread_mutex_lock(&pool_lock);
   if (pool[p].n > 0) tm = pool[p].tm[--pool[p].n];
@@ -60,7 +60,7 @@ LLVMTargetMachineRef uopi_jit_tm_take(uopi_jit_engine *g, uopi_jit_tier t, uopc_
 }
 
 void uopi_jit_tm_give(uopi_jit_tier t, LLVMTargetMachineRef tm) {
-  int p = t == UOPI_JIT_TIER0 ? 0 : 1;
+  int p = t == UOPI_JIT_TIER0 ? 0 : t == UOPI_JIT_TIER1 ? 1 : 2;
   pthread_mutex_lock(&pool_lock);
   if (pool[p].n < POOL_MAX) {
     pool[p].tm[pool[p].n++] = tm;
@@ -72,7 +72,7 @@ void uopi_jit_tm_give(uopi_jit_tier t, LLVMTargetMachineRef tm) {
 
 void uopi_jit_tm_dispose_all(void) {
   pthread_mutex_lock(&pool_lock);
-  for (int p = 0; p < 2; p++)
+  for (int p = 0; p < 3; p++)
     while (pool[p].n > 0) LLVMDisposeTargetMachine(pool[p].tm[--pool[p].n]);
   pthread_mutex_unlock(&pool_lock);
 }

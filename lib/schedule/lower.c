@@ -111,7 +111,7 @@ typedef struct lctx {
   int norec;                /* lowering the plain variant: no records */
   uint32_t nrec;            /* records made (by the recording variant) */
   int failed;
-  int tiled;                /* loop_nest made a register tile */
+  double tiled;             /* loop_nest made a register tile: its work */
 } lctx;
 
 /* ---- small constructors ---- */
@@ -597,6 +597,7 @@ static int renumber(lctx *L, uopc_node *k, uopi_skernel *out);
 #define TILE_WORK_VECTOR 268435456.0 /* 2^28: see loop_nest */
 #define TILE_WORK_CHAIN 8388608.0    /* 2^23 */
 #define CHAINS_MIN_WORK 65536.0      /* 2^16 elements x reduce length: below, a few us at most */
+#define PACK_MIN_REUSE 8             /* row blocks that read each panel: below, the copy costs more than it saves */
 
 /* idx with every RANGE of it set to base (r to base + dr), folded: its value,
    or INT64_MIN when it does not fold to a constant (it loads, say) */
@@ -663,27 +664,37 @@ static uopc_node *upcast_copies(lctx *L, uopc_node *g, uopc_node *r, uopc_node *
   return uopc_sink(L->c, copy, (uint32_t)U);
 }
 
-/* A transposed copy of buffer b seen as (R, C) = (numel / C, its last
-   axis): a new temporary bt of shape (C, R), bt[c, r] = b[r, c], and its
-   kernel, scheduled now (before the kernel being lowered, which reads it).
-   UINT32_MAX on failure. */
-static uint32_t transposed_copy(lctx *L, uint32_t b, int32_t R, int32_t C) {
+/* A (blocked) transposed copy of buffer b seen as (R, C) = (numel / C, its
+   last axis), in panels W wide (W divides C): a new temporary bt of shape
+   (C / W, R, W), bt[q, r, w] = b[r, q * W + w] (W = 1: the transpose (C, R)),
+   and its kernel, scheduled now (before the kernel being lowered, which
+   reads it).  UINT32_MAX on failure. */
+static uint32_t transposed_copy(lctx *L, uint32_t b, int32_t R, int32_t C, int32_t W) {
   uopc_ctx *c = L->c;
   uopi_schedule *s = L->s;
   for (uint32_t k = 0; k < s->nbufs; k++) /* made already (another kernel reads b the same way) */
-    if (s->bufs[k].transposed && s->bufs[k].slot == (int64_t)b) return k;
+    if (s->bufs[k].transposed == W && s->bufs[k].slot == (int64_t)b && s->bufs[k].shape[0] == C / W &&
+        s->bufs[k].shape[1] == R)
+      return k;
   uopc_node *src = s->bufs[b].node;
-  int32_t rc[2] = {R, C}, perm[2] = {1, 0}, cr[2] = {C, R};
-  uopc_node *view = src && src->ndim ? uopc_permute(c, uopc_reshape(c, src, rc, 2), perm, 2) : src;
-  uint32_t bt = uopi_schedule_add_buf(s, UOPI_PB_TEMP, s->bufs[b].dtype, cr, 2, view);
+  int32_t rc[3] = {R, C / W, W}, perm[3] = {1, 0, 2}, cr[3] = {C / W, R, W};
+  uint32_t nd = W == 1 ? 2 : 3;
+  if (W == 1) cr[0] = C, cr[1] = R;
+  uopc_node *view = src && src->ndim ? uopc_permute(c, uopc_reshape(c, src, rc, nd), perm, nd) : src;
+  uint32_t bt = uopi_schedule_add_buf(s, UOPI_PB_TEMP, s->bufs[b].dtype, cr, nd, view);
   if (bt == UINT32_MAX) return bt;
-  s->bufs[bt].transposed = 1;
+  s->bufs[bt].transposed = W;
   s->bufs[bt].slot = b; /* which buffer it copies */
-  uopc_node *rr = uopc_range(c, I(L, R), 0), *cc = uopc_range(c, I(L, C), 1);
-  uopc_node *from = uopc_add(c, uopc_mul(c, rr, I(L, C)), cc), *to = uopc_add(c, uopc_mul(c, cc, I(L, R)), rr);
+  uopc_node *rr = uopc_range(c, I(L, R), 0), *qq = uopc_range(c, I(L, C / W), 1), *ww = NULL;
+  uopc_node *from = uopc_add(c, uopc_mul(c, rr, I(L, C)), qq), *to = uopc_add(c, uopc_mul(c, qq, I(L, R)), rr);
+  if (W > 1) { /* from = r*C + q*W + w, to = (q*R + r)*W + w */
+    ww = uopc_range(c, I(L, W), 2);
+    from = uopc_add(c, uopc_add(c, uopc_mul(c, rr, I(L, C)), uopc_mul(c, qq, I(L, W))), ww);
+    to = uopc_add(c, uopc_mul(c, to, I(L, W)), ww);
+  }
   uopc_node *ld = from ? uopc_load(c, uopc_index(c, buffer_node(L, b), &from, 1)) : NULL;
   uopc_node *st = ld && to ? uopc_store(c, uopc_index(c, buffer_node(L, bt), &to, 1), ld) : NULL;
-  uopc_node *g = st ? uopc_sink(c, (uopc_node *[]){uopc_end(c, st, (uopc_node *[]){rr, cc}, 2)}, 1) : NULL;
+  uopc_node *g = st ? uopc_sink(c, (uopc_node *[]){uopc_end(c, st, (uopc_node *[]){rr, qq, ww}, nd)}, 1) : NULL;
   uopi_skernel sk = {0};
   if (!g || !renumber(L, g, &sk)) return UINT32_MAX;
   sk.out = bt, sk.status = sk.statusf = UINT32_MAX;
@@ -692,42 +703,34 @@ static uint32_t transposed_copy(lctx *L, uint32_t b, int32_t R, int32_t C) {
   return bt;
 }
 
-/* The step's gathered reads (stride C along j, 1 along t: a row of b read
-   along t for each j, as K in Q K^T) of small buffers that hold no poison
-   become reads of a transposed copy (unit stride along j), in first and
-   step: INDEX(b, i) -> INDEX(bt, (i % C) * R + i // C), exact for every i
-   in range, simplified.  Returns 0 on failure (out of memory). */
-static int untranspose(lctx *L, uopc_node **first, uopc_node **step, uopc_node *j, uopc_node *t) {
+/* Whether buffer b may be read through a copy made before the kernel runs:
+   an input, a constant or a temporary that is never poison (a copy would
+   drop its poison ranks), not the buffer being computed. */
+static int copyable(lctx *L, uint32_t b) {
+  const uopi_pbuf *pb = &L->s->bufs[b];
+  return b != L->self &&
+         (pb->kind == UOPI_PB_INPUT || pb->kind == UOPI_PB_CONST || (pb->kind == UOPI_PB_TEMP && pb->poison == UINT32_MAX));
+}
+
+/* In first and step, every INDEX into each buffer done[q], seen as rows of
+   C[q] elements, becomes an INDEX into its copy of panel width W[q]
+   (transposed_copy):
+   INDEX(b, i) -> INDEX(bt, ((i % C) // W) * (R * W) + (i // C) * W + i % W)
+   (W = 1: (i % C) * R + i // C), exact for every i in range, simplified.
+   Returns 0 on failure (out of memory). */
+static int read_copies(lctx *L, uopc_node **first, uopc_node **step, const uint32_t *done, const int32_t *Cq,
+                       const int32_t *W, uint32_t ndone) {
   uopc_ctx *c = L->c;
-  uint32_t n = 0;
-  uopc_node **all = uopc_toposort(c, *step, &n);
-  if (!all) return 0;
   uopi_nodes from = {0}, to = {0}; /* scratch: reset by uopi_lower_buffer */
   int ok = 1;
-  uint32_t done[8], ndone = 0;
-  for (uint32_t k = 0; k < n && ok && ndone < 8; k++) {
-    uopc_node *x = all[k];
-    if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER) continue;
-    uint32_t b = (uint32_t)x->src[0]->arg.i;
-    const uopi_pbuf *pb = &L->s->bufs[b];
-    int32_t C = pb->ndim ? pb->shape[pb->ndim - 1] : 1;
-    int clean = pb->kind == UOPI_PB_INPUT || pb->kind == UOPI_PB_CONST || (pb->kind == UOPI_PB_TEMP && pb->poison == UINT32_MAX);
-    if (!clean || b == L->self || C < 2 || pb->numel / C < 2 || pb->numel > (1 << 22)) continue;
-    if (stride_along(L, x->src[1], j) != C || stride_along(L, x->src[1], t) != 1) continue;
-    int seen = 0;
-    for (uint32_t q = 0; q < ndone; q++) seen |= done[q] == b;
-    if (seen) continue;
-    done[ndone++] = b;
-  }
-  uopc_mem_free(c, all, (size_t)n * sizeof *all);
   for (uint32_t q = 0; q < ndone && ok; q++) {
     uint32_t b = done[q];
     const uopi_pbuf *pb = &L->s->bufs[b];
-    int32_t C = pb->shape[pb->ndim - 1], R = (int32_t)(pb->numel / C);
-    uint32_t bt = transposed_copy(L, b, R, C);
+    int32_t C = Cq[q], R = (int32_t)(pb->numel / C), w = W[q];
+    uint32_t bt = transposed_copy(L, b, R, C, w);
     if (bt == UINT32_MAX) return 0;
-    for (int w = 0; w < 2 && ok; w++) { /* every INDEX into b, in first and in step */
-      uopc_node **g = w ? step : first;
+    for (int g2 = 0; g2 < 2 && ok; g2++) { /* every INDEX into b, in first and in step */
+      uopc_node **g = g2 ? step : first;
       uint32_t m = 0;
       uopc_node **xs = uopc_toposort(c, *g, &m);
       if (!xs) return 0;
@@ -735,8 +738,12 @@ static int untranspose(lctx *L, uopc_node **first, uopc_node **step, uopc_node *
       for (uint32_t k = 0; k < m && ok; k++) {
         uopc_node *x = xs[k];
         if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER || x->src[0]->arg.i != (int64_t)b) continue;
-        uopc_node *i = x->src[1];
-        uopc_node *ni = simp(L, uopc_add(c, uopc_mul(c, uopc_mod_k(c, i, C), I(L, R)), uopc_idiv_k(c, i, (double)C)));
+        uopc_node *i = x->src[1], *col = uopc_mod_k(c, i, C), *row = uopc_idiv_k(c, i, (double)C);
+        uopc_node *ni = w == 1 ? uopc_add(c, uopc_mul(c, col, I(L, R)), row)
+                               : uopc_add(c, uopc_add(c, uopc_mul(c, uopc_idiv_k(c, col, (double)w), I(L, (int64_t)R * w)),
+                                                      uopc_mul(c, row, I(L, w))),
+                                          uopc_mod_k(c, i, w));
+        ni = simp(L, ni);
         uopc_node *nx = ni ? uopc_index(c, buffer_node(L, bt), &ni, 1) : NULL;
         ok = nx && uopi_nodes_push(c, &from, x) && uopi_nodes_push(c, &to, nx);
       }
@@ -746,6 +753,71 @@ static int untranspose(lctx *L, uopc_node **first, uopc_node **step, uopc_node *
     }
   }
   return ok;
+}
+
+/* The step's gathered reads (stride C along j, 1 along t: a row of b read
+   along t for each j, as K in Q K^T) of small buffers that hold no poison
+   become reads of a transposed copy (unit stride along j), in first and
+   step: INDEX(b, i) -> INDEX(bt, (i % C) * R + i // C), exact for every i
+   in range, simplified.  Returns 0 on failure (out of memory). */
+static int untranspose(lctx *L, uopc_node **first, uopc_node **step, uopc_node *j, uopc_node *t) {
+  uint32_t n = 0;
+  uopc_node **all = uopc_toposort(L->c, *step, &n);
+  if (!all) return 0;
+  uint32_t done[8], ndone = 0;
+  int32_t W[8], Cs[8];
+  for (uint32_t k = 0; k < n && ndone < 8; k++) {
+    uopc_node *x = all[k];
+    if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER) continue;
+    uint32_t b = (uint32_t)x->src[0]->arg.i;
+    const uopi_pbuf *pb = &L->s->bufs[b];
+    int32_t C = pb->ndim ? pb->shape[pb->ndim - 1] : 1;
+    if (!copyable(L, b) || C < 2 || pb->numel / C < 2 || pb->numel > (1 << 22)) continue;
+    if (stride_along(L, x->src[1], j) != C || stride_along(L, x->src[1], t) != 1) continue;
+    int seen = 0;
+    for (uint32_t q = 0; q < ndone; q++) seen |= done[q] == b;
+    if (!seen) W[ndone] = 1, Cs[ndone] = C, done[ndone++] = b;
+  }
+  uopc_mem_free(L->c, all, (size_t)n * sizeof *all);
+  return read_copies(L, first, step, done, Cs, W, ndone);
+}
+
+/* The step's reads along the reduce axis t with a stride of a page or more
+   (C elements of at least 4 KiB, unit stride along j: B in A @ B) of
+   buffers that may be copied become reads of a copy in panels W wide
+   (transposed_copy): the register tile then reads one contiguous W-wide
+   row of a panel per step of t, where it read one row of b per page, which
+   the hardware prefetchers (which stop at page boundaries) do not follow
+   and whose addresses all fall in the same L1 set (matmul 1024: 84 -> 50
+   ms a call, Zen 2).  Only where each element of the copy is read by many
+   row blocks (reuse: the copy costs a pass over b).  UOPC_PACK_MIN_BYTES
+   overrides the stride's 4 KiB and then packs at any reuse (tests: 1).
+   Returns 0 on failure (out of memory). */
+static int pack_panels(lctx *L, uopc_node **first, uopc_node **step, uopc_node *j, uopc_node *t, int32_t W,
+                       int64_t reuse) {
+  uint32_t n = 0;
+  uopc_node **all = uopc_toposort(L->c, *step, &n);
+  if (!all) return 0;
+  uint32_t done[8], ndone = 0;
+  int32_t Ws[8], Cs[8];
+  uint64_t min_bytes = 4096, min_reuse = PACK_MIN_REUSE;
+  if (uopi_env_count("UOPC_PACK_MIN_BYTES", &min_bytes)) min_reuse = 1;
+  for (uint32_t k = 0; k < n && ndone < 8; k++) {
+    uopc_node *x = all[k];
+    if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER) continue;
+    uint32_t b = (uint32_t)x->src[0]->arg.i;
+    const uopi_pbuf *pb = &L->s->bufs[b];
+    if (!copyable(L, b) || pb->numel > (1 << 24) || (uint64_t)reuse < min_reuse) continue;
+    int64_t C = stride_along(L, x->src[1], t); /* b seen as rows of C */
+    if (C <= 0 || C % W || pb->numel % C || (uint64_t)C * uopc_dtype_size(pb->dtype) < min_bytes ||
+        stride_along(L, x->src[1], j) != 1)
+      continue;
+    int seen = 0;
+    for (uint32_t q = 0; q < ndone; q++) seen |= done[q] == b;
+    if (!seen) Ws[ndone] = W, Cs[ndone] = (int32_t)C, done[ndone++] = b;
+  }
+  uopc_mem_free(L->c, all, (size_t)n * sizeof *all);
+  return read_copies(L, first, step, done, Cs, Ws, ndone);
 }
 
 /* The loop nest of a REDUCE: first (the peeled element) and step (one
@@ -803,9 +875,18 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
   uopc_node *j = o[jx], *j2 = uopc_range(c, j->src[0], (*next)++);
   step = j2 ? uopc_substitute(c, step, &j, &j2, 1) : NULL;
   int64_t U = 0, isize = ix >= 0 ? (int64_t)uopc_const_value(o[ix]->src[0]) : 0;
+  /* U rows (the row block) of V vectors: TILE_ACCS / 2 rows of 2 vectors
+     fill the accumulators with the fewest loads per multiply-add (AVX2: 4 x
+     2 loads 6 per 8 accumulators, where 8 x 1 loads 9: matmul 1024 43 -> 36
+     ms a call on Zen 2) */
   if (ix >= 0 && sc.still_i && pays && !(L->s->flags & UOPC_COMPILE_NO_UPCAST))
     U = sc.gathered && isize % 16 == 0 && TILE_ACCS >= 16 ? 16 /* a gather shared by more rows */
-        : isize % 8 == 0 ? 8 : isize % 4 == 0 ? 4 : isize % 2 == 0 ? 2 : 0;
+        : isize % (TILE_ACCS / 2) == 0 ? TILE_ACCS / 2 : isize % 4 == 0 ? 4 : isize % 2 == 0 ? 2 : 0;
+  int64_t jsize = (int64_t)uopc_const_value(j->src[0]);
+  int tile = U && jsize % TILE_J == 0 && jsize > TILE_J;
+  /* V vectors side by side when the row block leaves registers for them */
+  int64_t V = tile && 2 * U <= TILE_ACCS && jsize % (2 * TILE_J) == 0 ? 2 : 1;
+  if (tile && !pack_panels(L, &first, &step, j2, t, (int32_t)(TILE_J * V), isize / U)) return NULL;
   uopc_node *outer[UOPC_LIMIT_DIMS];
   uint32_t no = 0;
   for (uint32_t d = 0; d < nd; d++)
@@ -820,12 +901,10 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
       if (outer[d] == i) outer[d] = i2;
   }
   if (!first || !step) return NULL;
-  int64_t jsize = (int64_t)uopc_const_value(j->src[0]);
-  if (U && jsize % TILE_J == 0 && jsize > TILE_J) { /* register tile: j = TILE_J*jo + jr */
-    /* V vectors side by side when the row block leaves registers for them:
-       j = TILE_J*V*jo + jr + TILE_J*v (the constant outermost, so LLVM's
-       alias analysis sees the V columns as one base plus offsets) */
-    int64_t V = U && 2 * U <= TILE_ACCS && jsize % (2 * TILE_J) == 0 ? 2 : 1;
+  if (tile) { /* register tile: j = TILE_J*jo + jr */
+    /* the V vectors: j = TILE_J*V*jo + jr + TILE_J*v (the constant
+       outermost, so LLVM's alias analysis sees the V columns as one base
+       plus offsets) */
     uopc_node *jo = uopc_range(c, I(L, jsize / (TILE_J * V)), (*next)++);
     uopc_node *jr = uopc_range(c, I(L, TILE_J), (*next)++), *jr2 = uopc_range(c, I(L, TILE_J), (*next)++);
     uopc_node *fv[2], *sv[2];
@@ -840,7 +919,7 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
     first = V == 1 ? fv[0] : uopc_sink(c, fv, (uint32_t)V);
     step = V == 1 ? sv[0] : uopc_sink(c, sv, (uint32_t)V);
     j = jr, j2 = jr2;
-    L->tiled = 1;
+    L->tiled = work;
     for (uint32_t d = 0; d < no; d++) /* the column block inside the row block: threads split rows
                                          (split.c needs each chunk's stores in one range; columns
                                          outside measured 6% faster on one thread) */

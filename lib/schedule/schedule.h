@@ -46,8 +46,10 @@ typedef struct uopi_pbuf {
   void *data;         /* CONST: numel values in buffer layout (malloc) */
   uopc_node *node;    /* the program node it holds (INPUT, CONST, TEMP, OUTPUT) */
   uint32_t poison;    /* TEMP: its UOPI_PB_POISON buffer, or UINT32_MAX (never poison) */
-  int transposed;     /* TEMP: a transposed copy of another buffer, made (with its
-                         kernel) by the loop passes of lower.c: not lowered again */
+  int transposed;     /* TEMP: a transposed copy of another buffer (slot), made
+                         (with its kernel) by the loop passes of lower.c, not
+                         lowered again: its panel width (1: the plain transpose);
+                         0 for every other buffer */
 } uopi_pbuf;
 
 /* What a poison code means (a check in a kernel). */
@@ -78,7 +80,8 @@ typedef struct uopi_skernel {
                            the operands of a failure: root without records */
   uint32_t rec_nbufs;
   uint32_t *rec_map;    /* rec's slot -> plan buffer */
-  int tiled;            /* has a register tile (lower.c's loop passes) */
+  double tiled;         /* its register tile's multiply-adds (lower.c's loop
+                           passes: elements x reduce length); 0: no tile */
 } uopi_skernel;
 
 typedef struct uopi_schedule {
