@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "jit/jit.h"
 #include "support/ctx.h"
 #include "support/progen.h"
 
@@ -242,5 +243,30 @@ TEST(LoopPasses, PanelCopiesMatchRunBitForBit) {
     setenv("UOPC_PACK_MIN_BYTES", "1", 1);
   }
   EXPECT_GE(packed, 5) << "of " << n;  // 13 of 60 with AVX2 (panels 16 wide)
+  uopc_plan_cache_clear();
+}
+
+// A short output row accumulated across the reduce loop (attention's P V:
+// 64 columns, 8 vectors of AVX2) is interleaved by its whole length, so
+// LICM keeps the row in registers (lib/codegen/emit.c short_row); a loop
+// whose stores move with the loop around it (a transpose) is not.  Both
+// agree with `run` bit for bit.
+TEST(LoopPasses, ShortRowsAreInterleavedWhole) {
+  Ctx c;
+  std::mt19937_64 rng(9);
+  const int32_t M = 16, K = 32, N = 8 * (int32_t)(uopi_jit_vector_bits() / 32);  // 8 vectors
+  uopc_node *P = Literal(c, rng, UOPC_DT_F32, M, K), *V = Literal(c, rng, UOPC_DT_F32, K, N);
+  int32_t p1[3] = {M, 1, K}, big[3] = {M, N, K}, v1[3] = {1, N, K}, perm[2] = {1, 0};
+  uopc_node *p = uopc_expand(c, uopc_reshape(c, P, p1, 3), big, 3);
+  uopc_node *v = uopc_expand(c, uopc_reshape(c, uopc_permute(c, V, perm, 2), v1, 3), big, 3);
+  uopc_node *u = uopc_reduce(c, uopc_mul(c, p, v), UOPC_OP_ADD, 1);
+  std::string ir = Ir(c, u, 0);
+  EXPECT_NE(ir.find("!\"llvm.loop.interleave.count\", i32 8}"), std::string::npos) << ir;
+  EXPECT_EQ(PlanWith(c, u, 0), run_text(c, u));
+  uopc_node *tr = uopc_permute(c, Literal(c, rng, UOPC_DT_F32, N, N), perm, 2);
+  uopc_node *t = uopc_mul(c, tr, tr);
+  std::string tir = Ir(c, t, 0);
+  EXPECT_EQ(tir.find("llvm.loop.interleave.count"), std::string::npos) << tir;
+  EXPECT_EQ(PlanWith(c, t, 0), run_text(c, t));
   uopc_plan_cache_clear();
 }

@@ -694,7 +694,13 @@ static uint32_t transposed_copy(lctx *L, uint32_t b, int32_t R, int32_t C, int32
   }
   uopc_node *ld = from ? uopc_load(c, uopc_index(c, buffer_node(L, b), &from, 1)) : NULL;
   uopc_node *st = ld && to ? uopc_store(c, uopc_index(c, buffer_node(L, bt), &to, 1), ld) : NULL;
-  uopc_node *g = st ? uopc_sink(c, (uopc_node *[]){uopc_end(c, st, (uopc_node *[]){rr, qq, ww}, nd)}, 1) : NULL;
+  /* the transpose writes along its rows (r innermost: reading a column of b
+     is cheaper than writing a column of bt, whose stores a row of b apart
+     fall in two L1 sets: attention's K, 0.20 -> 0.024 ms on Zen 2); the
+     panels read along b's rows (0.74 vs 0.87 ms for matmul 1024's B) */
+  uopc_node *nest[3] = {qq, rr, NULL};
+  if (W > 1) nest[0] = rr, nest[1] = qq, nest[2] = ww;
+  uopc_node *g = st ? uopc_sink(c, (uopc_node *[]){uopc_end(c, st, nest, nd)}, 1) : NULL;
   uopi_skernel sk = {0};
   if (!g || !renumber(L, g, &sk)) return UINT32_MAX;
   sk.out = bt, sk.status = sk.statusf = UINT32_MAX;
