@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "compile.h"
 #include "lower/kernel.h"
@@ -561,10 +560,7 @@ uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t
   uopc_status st = UOPC_OK;
   void *bufs_local[16], **bufs = bufs_local;
   uint32_t cap = 16;
-  static double XTacc[64]; static int XTn;
   for (uint32_t k = 0; k < p->nkernels && st == UOPC_OK; k++) {
-    struct timespec XT0, XT1; clock_gettime(CLOCK_MONOTONIC, &XT0);
-    if (k) { XTacc[k-1] += 0; }
     const pkernel *pk = &p->kernels[k];
     if (pk->nbufs > cap) {
       void **nb = malloc(pk->nbufs * sizeof *nb);
@@ -582,8 +578,6 @@ uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t
       bind(p, pk->map, pk->nbufs, args, out, block, bufs);
       if ((st = uopc_kernel_call(pk->k, bufs, pk->nbufs, e)) != UOPC_OK) break;
     }
-    clock_gettime(CLOCK_MONOTONIC, &XT1); if (k < 64) XTacc[k] += (XT1.tv_sec-XT0.tv_sec)*1e3+(XT1.tv_nsec-XT0.tv_nsec)/1e6;
-    if (getenv("XT") && k + 1 == p->nkernels && ++XTn % 20 == 0) { for (uint32_t q = 0; q < p->nkernels; q++) fprintf(stderr, "k%u %.3f  ", q, XTacc[q] / 20), XTacc[q] = 0; fprintf(stderr, "\n"); }
     /* only the result's kernel fails the call: poison in a temporary is an
        error only where it reaches the result */
     if (pk->status != UINT32_MAX && p->kernels[k].out == p->out) {

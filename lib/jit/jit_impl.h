@@ -67,6 +67,12 @@ UOPI_FUNC uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_err
    most max, joined by unconditional branches (after the IR passes). */
 UOPI_FUNC void uopi_jit_bound_blocks(LLVMModuleRef m, unsigned max);
 
+/* ---- sink.c -------------------------------------------------------------- */
+/* Moves each instruction without side effects (and each load no write
+   separates from its use) down to just before its first use in its block,
+   for CodeGen None's register pressure (see sink.c; after the IR passes). */
+UOPI_FUNC void uopi_jit_sink_to_uses(LLVMModuleRef m);
+
 #ifdef __cplusplus
 }
 #endif
