@@ -600,6 +600,19 @@ TEST(Api, OutOfRangeEnumsAndCounts) {
   bad.tier = (uopc_tier)1;  // between the two tiers: not one either
   EXPECT_EQ(uopc_compile(c, Double(c, 4), &bad, &e), nullptr);
   EXPECT_STREQ(e.msg, "unknown tier 1 (UOPC_TIER_FAST or UOPC_TIER_STRONG)");
+  // flags: every UOPC_COMPILE_* bit is taken, any other bit refused
+  uopc_compile_opts all = {UOPC_TIER_FAST, UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_NO_REORDER | UOPC_COMPILE_NO_UPCAST |
+                                               UOPC_COMPILE_HOT, 1};
+  uopc_plan *p = uopc_plan_compile(c, AddOne(c), &all, &e);
+  EXPECT_NE(p, nullptr) << e.msg;
+  uopc_plan_free(p);
+  uopc_compile_opts other = {UOPC_TIER_FAST, 16u, 1};
+  e = uopc_error{};
+  EXPECT_EQ(uopc_plan_compile(c, AddOne(c), &other, &e), nullptr);
+  EXPECT_STREQ(e.msg, "unknown compile flags 0x10 (UOPC_COMPILE_* bits)");
+  e = uopc_error{};
+  EXPECT_EQ(uopc_compile(c, Double(c, 4), &other, &e), nullptr);
+  EXPECT_STREQ(e.msg, "unknown compile flags 0x10 (UOPC_COMPILE_* bits)");
   EXPECT_EQ(uopc_ctx_error(c), nullptr);
 }
 

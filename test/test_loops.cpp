@@ -204,7 +204,31 @@ TEST(LoopPasses, TileOnlyWhereItPaysBack) {
     ASSERT_NE(u, nullptr) << e.msg;
     // 64: i, j, t, j'; 1024: B's panels (r, q, w), then io, jo, jr, t, jr'
     EXPECT_EQ(loops(Ir(c, u, 0)), n == 64 ? 4u : 8u) << n;
+    // UOPC_COMPILE_HOT (many calls): the 64 x 64 x 64 matmul is tiled too
+    if (n == 64) EXPECT_EQ(loops(Ir(c, u, UOPC_COMPILE_HOT)), 5u);
   }
+}
+
+// UOPC_COMPILE_HOT applies the loop passes at every size and changes no
+// result: the random programs of TiledReductionsMatchRunBitForBit at the
+// default thresholds, with and without it, strict and (integers) fast.
+TEST(LoopPasses, HotPlansMatchRunBitForBit) {
+  std::mt19937_64 rng(31);
+  int changed = 0, n = 0;
+  for (int round = 0; round < 40; round++, n++) {
+    Ctx c;
+    uopc_ctx_set_check(c, 0);
+    std::string what;
+    uopc_node *u = Program(c, rng, &what);
+    ASSERT_NE(u, nullptr) << what;
+    std::string want = run_text(c, u);
+    ASSERT_EQ(want.rfind("error:", 0), std::string::npos) << what << ": " << want;
+    EXPECT_EQ(PlanWith(c, u, UOPC_COMPILE_HOT), want) << what;
+    if (what.rfind("i32", 0) == 0) EXPECT_EQ(PlanWith(c, u, UOPC_COMPILE_HOT | UOPC_COMPILE_FAST_MATH), want) << what;
+    changed += Ir(c, u, UOPC_COMPILE_HOT) != Ir(c, u, 0);
+  }
+  EXPECT_GT(changed, n / 3);  // small shapes: the passes fire only with the flag
+  uopc_plan_cache_clear();
 }
 
 // Sets UOPC_PACK_MIN_BYTES for a scope (pack_panels' threshold, docs/loops.md).

@@ -71,6 +71,13 @@ typedef enum uopc_tier {
 #define UOPC_COMPILE_NO_REORDER 2u /* plans: keep the reduce loop innermost
                                       (no loop interchange) */
 #define UOPC_COMPILE_NO_UPCAST 4u  /* plans: no register tiles / unrolling */
+#define UOPC_COMPILE_HOT 8u        /* plans: the plan will be called many
+                                      times: register tiles and row chains at
+                                      every size where they apply, also where
+                                      their compile time does not pay back
+                                      within one call (docs/loops.md); results
+                                      unchanged (bit for bit what the plan
+                                      computes without it) */
 
 typedef struct uopc_compile_opts {
   uopc_tier tier;

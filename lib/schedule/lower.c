@@ -850,15 +850,16 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
      latency-bound chain otherwise: attention's Q K^T), from 2^23 */
   int anyway = measured && sc.unit_j > sc.unit_t;
   uint64_t min_work; /* UOPC_TILE_MIN_WORK overrides both (tests: 1) */
-  int pays = uopi_env_count("UOPC_TILE_MIN_WORK", &min_work) ? work >= (double)min_work
-                                                             : work >= (anyway ? TILE_WORK_VECTOR : TILE_WORK_CHAIN);
+  int hot = !!(L->s->flags & UOPC_COMPILE_HOT); /* many calls: compile time is not counted */
+  int pays = hot || (uopi_env_count("UOPC_TILE_MIN_WORK", &min_work) ? work >= (double)min_work
+                                                                      : work >= (anyway ? TILE_WORK_VECTOR : TILE_WORK_CHAIN));
   int tileable = !(L->s->flags & UOPC_COMPILE_NO_UPCAST) && pays && jn % TILE_J == 0 && jn > TILE_J && in % 2 == 0;
   int swap = measured && (anyway || (tileable && sc.still_i));
   if (!swap) {
     /* chains: U rows' accumulations side by side (each still in order) */
     uint64_t min_chain; /* UOPC_TILE_MIN_WORK overrides this threshold too */
     double chain_work = uopi_env_count("UOPC_TILE_MIN_WORK", &min_chain) ? (double)min_chain : CHAINS_MIN_WORK;
-    int64_t U = chains && jx >= 0 && work >= chain_work && !(L->s->flags & UOPC_COMPILE_NO_UPCAST)
+    int64_t U = chains && jx >= 0 && (hot || work >= chain_work) && !(L->s->flags & UOPC_COMPILE_NO_UPCAST)
                     ? (jn % 8 == 0 ? 8 : jn % 4 == 0 ? 4 : jn % 2 == 0 ? 2 : 0)
                     : 0;
     uopc_node *oc[UOPC_LIMIT_DIMS];
