@@ -731,8 +731,8 @@ static int read_copies(lctx *L, uopc_node **first, uopc_node **step, const uint3
   int ok = 1;
   for (uint32_t q = 0; q < ndone && ok; q++) {
     uint32_t b = done[q];
-    const uopi_pbuf *pb = &L->s->bufs[b];
-    int32_t C = Cq[q], R = (int32_t)(pb->numel / C), w = W[q];
+    const int64_t numel = L->s->bufs[b].numel; /* transposed_copy may move s->bufs */
+    int32_t C = Cq[q], R = (int32_t)(numel / C), w = W[q];
     uint32_t bt = transposed_copy(L, b, R, C, w);
     if (bt == UINT32_MAX) return 0;
     for (int g2 = 0; g2 < 2 && ok; g2++) { /* every INDEX into b, in first and in step */
@@ -744,6 +744,9 @@ static int read_copies(lctx *L, uopc_node **first, uopc_node **step, const uint3
       for (uint32_t k = 0; k < m && ok; k++) {
         uopc_node *x = xs[k];
         if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER || x->src[0]->arg.i != (int64_t)b) continue;
+        /* only an index provably in range: the map is a bijection of [0, numel) and would
+           send an index out of range to some element (a wrong value, not the error) */
+        if (uopc_vmin(c, x->src[1]) < 0 || uopc_vmax(c, x->src[1]) >= numel) continue;
         uopc_node *i = x->src[1], *col = uopc_mod_k(c, i, C), *row = uopc_idiv_k(c, i, (double)C);
         uopc_node *ni = w == 1 ? uopc_add(c, uopc_mul(c, col, I(L, R)), row)
                                : uopc_add(c, uopc_add(c, uopc_mul(c, uopc_idiv_k(c, col, (double)w), I(L, (int64_t)R * w)),
