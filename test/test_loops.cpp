@@ -89,6 +89,25 @@ std::string Ir(uopc_ctx *c, uopc_node *u, unsigned flags) {
   return r;
 }
 
+// How often `what` occurs in s.
+size_t Count(const std::string &s, const char *what) {
+  size_t k = 0, n = 0;
+  while ((k = s.find(what, k)) != std::string::npos) n++, k++;
+  return n;
+}
+
+// One random program of Program() in *u and its value by `run` in *want;
+// a failure when it cannot be built or `run` fails on it.
+::testing::AssertionResult Draw(uopc_ctx *c, std::mt19937_64 &rng, uopc_node **u, std::string *what,
+                                std::string *want) {
+  *u = Program(c, rng, what);
+  if (!*u)
+    return ::testing::AssertionFailure() << *what << ": " << (uopc_ctx_error(c) ? uopc_ctx_error(c)->msg : "");
+  *want = run_text(c, *u);
+  if (want->rfind("error:", 0) == 0) return ::testing::AssertionFailure() << *what << ": " << *want;
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace
 
 // Sets UOPC_TILE_MIN_WORK for a scope (the tile's threshold, docs/loops.md).
@@ -105,11 +124,9 @@ TEST(LoopPasses, TiledReductionsMatchRunBitForBit) {
   for (int round = 0; round < rounds; round++, n++) {
     Ctx c;
     uopc_ctx_set_check(c, 0);
-    std::string what;
-    uopc_node *u = Program(c, rng, &what);
-    ASSERT_NE(u, nullptr) << what << ": " << (uopc_ctx_error(c) ? uopc_ctx_error(c)->msg : "");
-    std::string want = run_text(c, u);
-    ASSERT_EQ(want.rfind("error:", 0), std::string::npos) << what << ": " << want;
+    uopc_node *u;
+    std::string what, want;
+    ASSERT_TRUE(Draw(c, rng, &u, &what, &want));
     EXPECT_EQ(PlanWith(c, u, 0), want) << what;
     EXPECT_EQ(PlanWith(c, u, UOPC_COMPILE_NO_UPCAST), want) << what;
     EXPECT_EQ(PlanWith(c, u, UOPC_COMPILE_NO_REORDER | UOPC_COMPILE_NO_UPCAST), want) << what;
@@ -146,13 +163,8 @@ TEST(LoopPasses, RowReductionsRunAsChainsBitForBit) {
   Ctx c;
   std::mt19937_64 r2(5);
   uopc_node *u = uopc_reduce(c, Literal(c, r2, UOPC_DT_F32, 16, 64), UOPC_OP_ADD, 1);
-  auto count = [](const std::string &ir, const char *what) {
-    size_t k = 0, n = 0;
-    while ((k = ir.find(what, k)) != std::string::npos) n++, k++;
-    return n;
-  };
-  EXPECT_EQ(count(Ir(c, u, 0), "fadd float"), 8u);  // the step of 8 chains (the first element is a store)
-  EXPECT_EQ(count(Ir(c, u, UOPC_COMPILE_NO_UPCAST), "fadd float"), 1u);
+  EXPECT_EQ(Count(Ir(c, u, 0), "fadd float"), 8u);  // the step of 8 chains (the first element is a store)
+  EXPECT_EQ(Count(Ir(c, u, UOPC_COMPILE_NO_UPCAST), "fadd float"), 1u);
   EXPECT_EQ(PlanWith(c, u, 0), run_text(c, u));
   uopc_plan_cache_clear();
 }
@@ -173,11 +185,7 @@ TEST(LoopPasses, MatmulGetsARegisterTile) {
   // as emitted (before LLVM's passes, which vectorize the tile): off, the
   // nest i, j, t (three loops); on, column blocks, row blocks of 8, the
   // first element's 16 columns, t, the step's 16 columns (five)
-  auto loops = [](const std::string &ir) {
-    size_t k = 0, n = 0;
-    while ((k = ir.find("phi i32", k)) != std::string::npos) n++, k++;
-    return n;
-  };
+  auto loops = [](const std::string &ir) { return Count(ir, "phi i32"); };
   EXPECT_EQ(loops(off), 3u);
   EXPECT_EQ(loops(on), 5u);
   EXPECT_EQ(PlanWith(c, u, 0), run_text(c, u));
@@ -188,11 +196,7 @@ TEST(LoopPasses, MatmulGetsARegisterTile) {
 // compile time would not pay back in one call), the benchmark's is tiled.
 TEST(LoopPasses, TileOnlyWhereItPaysBack) {
   Ctx c;
-  auto loops = [](const std::string &ir) {
-    size_t k = 0, n = 0;
-    while ((k = ir.find("phi i32", k)) != std::string::npos) n++, k++;
-    return n;
-  };
+  auto loops = [](const std::string &ir) { return Count(ir, "phi i32"); };
   for (int n : {64, 1024}) {
     std::string src = "%A = param : slot=0 dtype=f32 shape=(N, N)\n%B = param : slot=1 dtype=f32 shape=(N, N)\n"
                       "%a1 = reshape %A, (N, 1, N)\n%a2 = expand %a1, (N, N, N)\n%bt = permute %B, (1, 0)\n"
@@ -218,11 +222,9 @@ TEST(LoopPasses, HotPlansMatchRunBitForBit) {
   for (int round = 0; round < 40; round++, n++) {
     Ctx c;
     uopc_ctx_set_check(c, 0);
-    std::string what;
-    uopc_node *u = Program(c, rng, &what);
-    ASSERT_NE(u, nullptr) << what;
-    std::string want = run_text(c, u);
-    ASSERT_EQ(want.rfind("error:", 0), std::string::npos) << what << ": " << want;
+    uopc_node *u;
+    std::string what, want;
+    ASSERT_TRUE(Draw(c, rng, &u, &what, &want));
     EXPECT_EQ(PlanWith(c, u, UOPC_COMPILE_HOT), want) << what;
     if (what.rfind("i32", 0) == 0) EXPECT_EQ(PlanWith(c, u, UOPC_COMPILE_HOT | UOPC_COMPILE_FAST_MATH), want) << what;
     changed += Ir(c, u, UOPC_COMPILE_HOT) != Ir(c, u, 0);
@@ -250,20 +252,13 @@ TEST(LoopPasses, PanelCopiesMatchRunBitForBit) {
   for (int round = 0; round < rounds; round++, n++) {
     Ctx c;
     uopc_ctx_set_check(c, 0);
-    std::string what;
-    uopc_node *u = Program(c, rng, &what);
-    ASSERT_NE(u, nullptr) << what;
-    std::string want = run_text(c, u);
-    ASSERT_EQ(want.rfind("error:", 0), std::string::npos) << what << ": " << want;
+    uopc_node *u;
+    std::string what, want;
+    ASSERT_TRUE(Draw(c, rng, &u, &what, &want));
     EXPECT_EQ(PlanWith(c, u, 0), want) << what;
-    auto kernels = [](const std::string &ir) {
-      size_t k = 0, m = 0;
-      while ((k = ir.find("; kernel ", k)) != std::string::npos) m++, k++;
-      return m;
-    };
-    size_t with = kernels(Ir(c, u, 0));
+    size_t with = Count(Ir(c, u, 0), "; kernel ");
     unsetenv("UOPC_PACK_MIN_BYTES");
-    packed += with > kernels(Ir(c, u, 0));
+    packed += with > Count(Ir(c, u, 0), "; kernel ");
     setenv("UOPC_PACK_MIN_BYTES", "1", 1);
   }
   EXPECT_GE(packed, 5) << "of " << n;  // 13 of 60 with AVX2 (panels 16 wide)

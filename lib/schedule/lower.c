@@ -719,20 +719,20 @@ static int copyable(lctx *L, uint32_t b) {
 }
 
 /* In first and step, every INDEX into each buffer done[q], seen as rows of
-   C[q] elements, becomes an INDEX into its copy of panel width W[q]
+   C[q] elements, becomes an INDEX into its copy of panel width w
    (transposed_copy):
    INDEX(b, i) -> INDEX(bt, ((i % C) // W) * (R * W) + (i // C) * W + i % W)
    (W = 1: (i % C) * R + i // C), exact for every i in range, simplified.
    Returns 0 on failure (out of memory). */
 static int read_copies(lctx *L, uopc_node **first, uopc_node **step, const uint32_t *done, const int32_t *Cq,
-                       const int32_t *W, uint32_t ndone) {
+                       int32_t w, uint32_t ndone) {
   uopc_ctx *c = L->c;
   uopi_nodes from = {0}, to = {0}; /* scratch: reset by uopi_lower_buffer */
   int ok = 1;
   for (uint32_t q = 0; q < ndone && ok; q++) {
     uint32_t b = done[q];
     const int64_t numel = L->s->bufs[b].numel; /* transposed_copy may move s->bufs */
-    int32_t C = Cq[q], R = (int32_t)(numel / C), w = W[q];
+    int32_t C = Cq[q], R = (int32_t)(numel / C);
     uint32_t bt = transposed_copy(L, b, R, C, w);
     if (bt == UINT32_MAX) return 0;
     for (int g2 = 0; g2 < 2 && ok; g2++) { /* every INDEX into b, in first and in step */
@@ -764,31 +764,64 @@ static int read_copies(lctx *L, uopc_node **first, uopc_node **step, const uint3
   return ok;
 }
 
+/* The criteria of a copy: j, t the step's output and reduce ranges, W the
+   panel width; for pack_panels the stride and reuse bounds. */
+typedef struct copy_want {
+  uopc_node *j, *t;
+  int32_t W;
+  uint64_t min_bytes, min_reuse, reuse;
+} copy_want;
+
+/* A copy of buffer b read at INDEX x, for untranspose: b seen as rows of its
+   last axis C (returned), read by C along j and by one along t; 0: not. */
+static int64_t transposable(lctx *L, const uopc_node *x, uint32_t b, const copy_want *w) {
+  const uopi_pbuf *pb = &L->s->bufs[b];
+  int32_t C = pb->ndim ? pb->shape[pb->ndim - 1] : 1;
+  if (C < 2 || pb->numel / C < 2 || pb->numel > (1 << 22)) return 0;
+  return stride_along(L, x->src[1], w->j) == C && stride_along(L, x->src[1], w->t) == 1 ? C : 0;
+}
+
+/* ... for pack_panels: b seen as rows of C = the stride along t (returned),
+   read by one along j; 0: not. */
+static int64_t packable(lctx *L, const uopc_node *x, uint32_t b, const copy_want *w) {
+  const uopi_pbuf *pb = &L->s->bufs[b];
+  if (pb->numel > (1 << 24) || w->reuse < w->min_reuse) return 0;
+  int64_t C = stride_along(L, x->src[1], w->t);
+  if (C <= 0 || C % w->W || pb->numel % C || (uint64_t)C * uopc_dtype_size(pb->dtype) < w->min_bytes) return 0;
+  return stride_along(L, x->src[1], w->j) == 1 ? C : 0;
+}
+
+/* The buffers (at most 8) the step reads that may be copied and that
+   want(...) accepts, each once, read through copies of panel width w->W
+   (read_copies).  Returns 0 on failure (out of memory). */
+static int copy_reads(lctx *L, uopc_node **first, uopc_node **step, const copy_want *w,
+                      int64_t (*want)(lctx *, const uopc_node *, uint32_t, const copy_want *)) {
+  uint32_t n = 0;
+  uopc_node **all = uopc_toposort(L->c, *step, &n);
+  if (!all) return 0;
+  uint32_t done[8], ndone = 0;
+  int32_t Cs[8];
+  for (uint32_t k = 0; k < n && ndone < 8; k++) {
+    uopc_node *x = all[k];
+    if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER) continue;
+    uint32_t b = (uint32_t)x->src[0]->arg.i;
+    int seen = 0;
+    for (uint32_t q = 0; q < ndone; q++) seen |= done[q] == b;
+    int64_t C = seen || !copyable(L, b) ? 0 : want(L, x, b, w);
+    if (C) Cs[ndone] = (int32_t)C, done[ndone++] = b;
+  }
+  uopc_mem_free(L->c, all, (size_t)n * sizeof *all);
+  return read_copies(L, first, step, done, Cs, w->W, ndone);
+}
+
 /* The step's gathered reads (stride C along j, 1 along t: a row of b read
    along t for each j, as K in Q K^T) of small buffers that hold no poison
    become reads of a transposed copy (unit stride along j), in first and
    step: INDEX(b, i) -> INDEX(bt, (i % C) * R + i // C), exact for every i
    in range, simplified.  Returns 0 on failure (out of memory). */
 static int untranspose(lctx *L, uopc_node **first, uopc_node **step, uopc_node *j, uopc_node *t) {
-  uint32_t n = 0;
-  uopc_node **all = uopc_toposort(L->c, *step, &n);
-  if (!all) return 0;
-  uint32_t done[8], ndone = 0;
-  int32_t W[8], Cs[8];
-  for (uint32_t k = 0; k < n && ndone < 8; k++) {
-    uopc_node *x = all[k];
-    if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER) continue;
-    uint32_t b = (uint32_t)x->src[0]->arg.i;
-    const uopi_pbuf *pb = &L->s->bufs[b];
-    int32_t C = pb->ndim ? pb->shape[pb->ndim - 1] : 1;
-    if (!copyable(L, b) || C < 2 || pb->numel / C < 2 || pb->numel > (1 << 22)) continue;
-    if (stride_along(L, x->src[1], j) != C || stride_along(L, x->src[1], t) != 1) continue;
-    int seen = 0;
-    for (uint32_t q = 0; q < ndone; q++) seen |= done[q] == b;
-    if (!seen) W[ndone] = 1, Cs[ndone] = C, done[ndone++] = b;
-  }
-  uopc_mem_free(L->c, all, (size_t)n * sizeof *all);
-  return read_copies(L, first, step, done, Cs, W, ndone);
+  copy_want w = {j, t, 1, 0, 0, 0};
+  return copy_reads(L, first, step, &w, transposable);
 }
 
 /* The step's reads along the reduce axis t with a stride of a page or more
@@ -804,29 +837,9 @@ static int untranspose(lctx *L, uopc_node **first, uopc_node **step, uopc_node *
    Returns 0 on failure (out of memory). */
 static int pack_panels(lctx *L, uopc_node **first, uopc_node **step, uopc_node *j, uopc_node *t, int32_t W,
                        int64_t reuse) {
-  uint32_t n = 0;
-  uopc_node **all = uopc_toposort(L->c, *step, &n);
-  if (!all) return 0;
-  uint32_t done[8], ndone = 0;
-  int32_t Ws[8], Cs[8];
-  uint64_t min_bytes = 4096, min_reuse = PACK_MIN_REUSE;
-  if (uopi_env_count("UOPC_PACK_MIN_BYTES", &min_bytes)) min_reuse = 1;
-  for (uint32_t k = 0; k < n && ndone < 8; k++) {
-    uopc_node *x = all[k];
-    if (x->op != UOPC_OP_INDEX || x->nsrc != 2 || x->src[0]->op != UOPC_OP_BUFFER) continue;
-    uint32_t b = (uint32_t)x->src[0]->arg.i;
-    const uopi_pbuf *pb = &L->s->bufs[b];
-    if (!copyable(L, b) || pb->numel > (1 << 24) || (uint64_t)reuse < min_reuse) continue;
-    int64_t C = stride_along(L, x->src[1], t); /* b seen as rows of C */
-    if (C <= 0 || C % W || pb->numel % C || (uint64_t)C * uopc_dtype_size(pb->dtype) < min_bytes ||
-        stride_along(L, x->src[1], j) != 1)
-      continue;
-    int seen = 0;
-    for (uint32_t q = 0; q < ndone; q++) seen |= done[q] == b;
-    if (!seen) Ws[ndone] = W, Cs[ndone] = (int32_t)C, done[ndone++] = b;
-  }
-  uopc_mem_free(L->c, all, (size_t)n * sizeof *all);
-  return read_copies(L, first, step, done, Cs, Ws, ndone);
+  copy_want w = {j, t, W, 4096, PACK_MIN_REUSE, (uint64_t)reuse};
+  if (uopi_env_count("UOPC_PACK_MIN_BYTES", &w.min_bytes)) w.min_reuse = 1;
+  return copy_reads(L, first, step, &w, packable);
 }
 
 /* The loop nest of a REDUCE: first (the peeled element) and step (one
