@@ -689,3 +689,69 @@ TEST(ExecAluBatch, SameAsOneAtATime) {
 }
 
 }  // namespace
+
+// The batch fast paths (f32 and f16 ADD and MUL: lib/algebra/exec_alu_vec.c,
+// four cases at a time without a branch, and the scalar loop after them)
+// against lib/support/round.c directly: every f16 value against 80 others
+// (zeros, subnormals, the binade edges, ties, inf, NaN, and values whose
+// products and sums land below 2^-14 and at 65520); doubles that are not f16
+// or f32 values (the operand rounding); f32 sums and products that overflow.
+// Batch lengths not a multiple of 4, so the scalar tail runs too.
+static double ref_binary(uopc_op op, uopc_dtype t, double a, double b) {
+  double (*rnd)(double) = t == UOPC_DT_F16 ? uopc_round_f16 : uopc_round_f32;
+  double x = rnd(a), y = rnd(b);
+  double r = rnd(op == UOPC_OP_ADD ? x + y : x * y);
+  return std::isnan(r) ? std::numeric_limits<double>::quiet_NaN() : r;
+}
+
+static void expect_batch_matches_round_c(uopc_op op, uopc_dtype t, const std::vector<uopc_val> &in) {
+  size_t n = in.size() / 2;
+  std::vector<uopc_val> out(n);
+  std::vector<unsigned char> ok(n, 0);
+  ASSERT_EQ(uopc_exec_alu_n(op, t, t, in.data(), n, out.data(), ok.data()), n);
+  for (size_t i = 0; i < n; i++) {
+    double want = ref_binary(op, t, in[2 * i].f, in[2 * i + 1].f);
+    uint64_t wb, gb;
+    std::memcpy(&wb, &want, 8);
+    std::memcpy(&gb, &out[i].f, 8);
+    ASSERT_EQ(ok[i], 1) << i;
+    ASSERT_EQ(out[i].i, 0) << i;
+    ASSERT_EQ(gb, wb) << (op == UOPC_OP_ADD ? "add " : "mul ") << (t == UOPC_DT_F16 ? "f16 " : "f32 ") << std::hexfloat
+                      << in[2 * i].f << ", " << in[2 * i + 1].f << " gave " << out[i].f << ", want " << want;
+  }
+}
+
+TEST(ExecAluBatch, FastPathsMatchRoundC) {
+  std::vector<double> others;
+  for (uint16_t h : {0x0000, 0x8000, 0x0001, 0x8001, 0x0002, 0x0003, 0x01ff, 0x0200, 0x03ff, 0x83ff, 0x0400, 0x8400,
+                     0x0401, 0x07ff, 0x1000, 0x1400, 0x13ff, 0x2000, 0x2400, 0x27ff, 0x3000, 0x3400, 0x37ff, 0x3800,
+                     0x3bff, 0x3c00, 0xbc00, 0x3c01, 0x3e00, 0x4000, 0x4200, 0x5800, 0x5bff, 0x7000, 0x77ff, 0x7800,
+                     0x7bff, 0xfbff, 0x7bfe, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0x0155, 0x2aaa, 0x4d55, 0x6aaa})
+    others.push_back(uopc_f16_to_double(h));
+  for (double d : {0x1p-25, 0x1.8p-25, 0x1.0000000000001p-25, 0x1p-26, 0x1p-24, 0x1.8p-24, 0x1.4p-24, 0x1p-14,
+                   0x1.ffcp-15, 0x1.ffep-15, 0x1.ffdp-15, 65504.0, 65519.0, 65520.0, 65536.0, 1e300, 1e-300, 0x1p-1074,
+                   -0x1p-1074, 0x1.8p-1060, 0x1.002p0, 0x1.001p0, 0x1.0018p0, 3.0e-5, -6.1e-5, 0x1.ffffffp127,
+                   0x1.fffffep127, 0x1p-149, 0x1p-150, 0x1.8p-150})
+    others.push_back(d);
+  ASSERT_EQ(others.size(), 78u);
+  for (uopc_op op : {UOPC_OP_ADD, UOPC_OP_MUL}) {
+    std::vector<uopc_val> in;
+    for (uint32_t h = 0; h < 65536; h++)
+      for (double b : others) in.push_back({0, uopc_f16_to_double((uint16_t)h)}), in.push_back({0, b});
+    in.push_back({0, 0x1p-24});  // an odd number of cases: the tail runs
+    in.push_back({0, 0x1p-1});
+    expect_batch_matches_round_c(op, UOPC_DT_F16, in);
+  }
+  std::mt19937_64 rng(2026);
+  for (uopc_dtype t : {UOPC_DT_F16, UOPC_DT_F32})
+    for (uopc_op op : {UOPC_OP_ADD, UOPC_OP_MUL}) {
+      std::vector<uopc_val> in;
+      for (int i = 0; i < 400003; i++) {  // doubles with any low bits, in and around the dtype's range
+        uint64_t r = rng();
+        int span = t == UOPC_DT_F16 ? 48 : 300;
+        double x = std::ldexp((double)(r >> 11) * 0x1p-53 + 0.5, (int)((r >> 3) % (uint64_t)span) - span / 2 - 4);
+        in.push_back({0, (r & 1) ? -x : x});
+      }
+      expect_batch_matches_round_c(op, t, in);
+    }
+}

@@ -1209,6 +1209,45 @@ TEST(KernelFuzz, SmallBatchesHaveNoMismatch) {
   }
 }
 
+// The comparison can fail: with self_test, one output per batch is
+// corrupted (its lowest bit flipped) and every corruption must come back as
+// a mismatch, reported with the JIT's bits one off the reference's, for
+// every triple, in full batches and in small ones.
+TEST(KernelFuzz, SelfTestEveryCorruptionIsAMismatch) {
+  size_t n;
+  const uopc_fuzz_pair *p = uopc_fuzz_pairs(&n);
+  for (uint32_t batch : {4095u, 7u}) {
+    uopc_fuzz_opts o{};
+    o.seed = 5;
+    o.count = 20000;
+    o.batch = batch;
+    o.self_test = 1;
+    o.max_reports = 1000000;
+    struct Seen {
+      uint64_t reports = 0, off_by_one = 0;
+    } seen;
+    o.ud = &seen;
+    o.on_mismatch = [](void *ud, const uopc_fuzz_case *m) {
+      auto *sn = static_cast<Seen *>(ud);
+      sn->reports++;
+      sn->off_by_one += (m->jit ^ m->ref) == 1u;
+    };
+    for (size_t j = 0; j < n; j++) {
+      uopc_fuzz_stats s{};
+      uopc_error e{};
+      char dt[16];
+      seen = Seen{};
+      ASSERT_EQ(uopc_fuzz_run(&p[j], &o, &s, &e), UOPC_OK) << e.msg;
+      SCOPED_TRACE(std::string(uopc_op_name(p[j].op)) + " " + uopc_fuzz_dtype_str(&p[j], dt) + " batch " +
+                   std::to_string(batch));
+      EXPECT_GE(s.injected, o.count / batch * 9 / 10);  // one per batch with a non-NaN reference
+      EXPECT_EQ(s.mismatches, s.injected);
+      EXPECT_EQ(seen.reports, s.mismatches);
+      EXPECT_EQ(seen.off_by_one, seen.reports);
+    }
+  }
+}
+
 TEST(KernelFuzz, RejectsWhatIsNotATriple) {
   uopc_fuzz_pair bad{UOPC_OP_FLOORDIV, UOPC_DT_F32, UOPC_DT_F32};
   uopc_error e{};

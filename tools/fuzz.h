@@ -82,12 +82,18 @@ typedef struct uopc_fuzz_opts {
      a nonzero return stops the run early (the stats cover what ran). */
   int (*on_progress)(void *ud, const uopc_fuzz_pair *p, uint64_t done, uint64_t total);
   void *ud;
+  /* Nonzero: a test of the comparison itself.  In every batch, the JIT's
+     output for the first compared case whose reference is not a NaN gets its
+     lowest bit flipped (counted in stats.injected); each must come back as
+     a mismatch (a NaN is skipped because any NaN matches any NaN). */
+  int self_test;
 } uopc_fuzz_opts;
 
 typedef struct uopc_fuzz_stats {
   uint64_t cases;       /* compared with exec_alu */
   uint64_t refused;     /* exec_alu gave no value: run, not compared */
   uint64_t mismatches;
+  uint64_t injected;    /* with opts.self_test: outputs corrupted on purpose */
   double compile_ms;    /* building and compiling the kernel(s) */
   double seconds;       /* generating, running and checking */
 } uopc_fuzz_stats;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algebra/exec_alu_vec.h"
 #include "algebra/fround.h"
 #include "internal.h"
 #include "uopc/algebra.h"
@@ -70,7 +71,7 @@ static int put_int(uopc_val *out, int64_t v) {
 /* Every NaN result is the one positive quiet NaN (x86 and ARM disagree on
    the sign of a generated NaN; the IR has a single NaN constant). */
 static inline int put_float(uopc_dtype t, uopc_val *out, double x) {
-  x = round_to(t, x);
+  x = t == UOPC_DT_F16 ? uopi_round_f16(x) : uopi_round_f32_nan_any(x); /* round_to, but any NaN: replaced below */
   out->i = 0;
   out->f = isnan(x) ? (double)NAN : x;
   return 1;
@@ -176,8 +177,8 @@ int uopc_exec_alu(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val 
      fuzzer calls this once per case): the same arithmetic as float_op. */
   if (in != NULL && out != NULL && out_t == in_t) {
     if (in_t == UOPC_DT_F32) {
-      if (op == UOPC_OP_ADD) return put_float(UOPC_DT_F32, out, uopi_round_f32(in[0].f) + uopi_round_f32(in[1].f));
-      if (op == UOPC_OP_MUL) return put_float(UOPC_DT_F32, out, uopi_round_f32(in[0].f) * uopi_round_f32(in[1].f));
+      if (op == UOPC_OP_ADD) return put_float(UOPC_DT_F32, out, uopi_round_f32_nan_any(in[0].f) + uopi_round_f32_nan_any(in[1].f));
+      if (op == UOPC_OP_MUL) return put_float(UOPC_DT_F32, out, uopi_round_f32_nan_any(in[0].f) * uopi_round_f32_nan_any(in[1].f));
     } else if (in_t == UOPC_DT_F16) {
       if (op == UOPC_OP_ADD) return put_float(UOPC_DT_F16, out, uopi_round_f16(in[0].f) + uopi_round_f16(in[1].f));
       if (op == UOPC_OP_MUL) return put_float(UOPC_DT_F16, out, uopi_round_f16(in[0].f) * uopi_round_f16(in[1].f));
@@ -186,24 +187,25 @@ int uopc_exec_alu(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val 
   return exec_general(op, out_t, in_t, in, out);
 }
 
-/* One loop per fast path (the same expressions as uopc_exec_alu's), the
+/* One loop per fast path (the same expressions as uopc_exec_alu's) from
+   case i on, after the cases exec_alu_vec.c computed four at a time; the
    general path per case otherwise.  The fast paths never refuse. */
-#define UOPI_ALU_LOOP(EXPR)                       \
-  do {                                            \
-    for (size_t i = 0; i < n; i++) {              \
-      const uopc_val *v = in + 2 * i;             \
-      (void)put_float(in_t, out + i, EXPR);       \
-      ok[i] = 1;                                  \
-    }                                             \
-    return n;                                     \
+#define UOPI_ALU_LOOP(EXPR)                                                 \
+  do {                                                                      \
+    for (size_t i = uopi_exec_alu_vec(op, in_t, in, n, out, ok); i < n; i++) { \
+      const uopc_val *v = in + 2 * i;                                       \
+      (void)put_float(in_t, out + i, EXPR);                                 \
+      ok[i] = 1;                                                            \
+    }                                                                       \
+    return n;                                                               \
   } while (0)
 
 size_t uopc_exec_alu_n(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out,
                        unsigned char *ok) {
   if (in == NULL || out == NULL || ok == NULL) return 0;
   if (out_t == in_t && in_t == UOPC_DT_F32) {
-    if (op == UOPC_OP_ADD) UOPI_ALU_LOOP(uopi_round_f32(v[0].f) + uopi_round_f32(v[1].f));
-    if (op == UOPC_OP_MUL) UOPI_ALU_LOOP(uopi_round_f32(v[0].f) * uopi_round_f32(v[1].f));
+    if (op == UOPC_OP_ADD) UOPI_ALU_LOOP(uopi_round_f32_nan_any(v[0].f) + uopi_round_f32_nan_any(v[1].f));
+    if (op == UOPC_OP_MUL) UOPI_ALU_LOOP(uopi_round_f32_nan_any(v[0].f) * uopi_round_f32_nan_any(v[1].f));
   } else if (out_t == in_t && in_t == UOPC_DT_F16) {
     if (op == UOPC_OP_ADD) UOPI_ALU_LOOP(uopi_round_f16(v[0].f) + uopi_round_f16(v[1].f));
     if (op == UOPC_OP_MUL) UOPI_ALU_LOOP(uopi_round_f16(v[0].f) * uopi_round_f16(v[1].f));

@@ -30,12 +30,32 @@ static inline double uopi_f64_from_bits(uint64_t b) {
 #define UOPI_F64_SIGN 0x8000000000000000ull
 #define UOPI_F64_INF 0x7ff0000000000000ull
 
-/* uopc_round_f32: (float) of a double outside the float range is undefined
-   in ISO C, so the overflow is decided first (0x1.ffffffp127, halfway
-   between FLT_MAX and 2^128, and everything above rounds to inf). */
+/* uopc_round_f32.  With Annex F (__STDC_IEC_559__, which GCC and Clang
+   define on glibc) the conversion to float is IEEE's convertFormat: a double
+   beyond the float range rounds to inf (from 0x1.ffffffp127, halfway
+   between FLT_MAX and 2^128) like round.c's explicit test, so only the NaN,
+   which round.c returns as it is, needs a test, and it is rare (the
+   overflow test was taken at every other random product).  Without Annex F,
+   (float) of such a double is undefined in ISO C, and the overflow is
+   decided first. */
 static inline double uopi_round_f32(double x) {
+#ifdef __STDC_IEC_559__
+  if (__builtin_expect(isnan(x), 0)) return x;
+#else
   if (__builtin_expect(!(fabs(x) < 0x1.ffffffp127), 0)) return isnan(x) ? x : copysign(INFINITY, x); /* one compare */
+#endif
   return (double)(float)x;
+}
+
+/* uopi_round_f32 for a caller that replaces every NaN it returns (exec_alu's
+   results): a NaN comes back as some NaN (quieted, its payload cut to
+   float's), anything else as uopi_round_f32 returns it. */
+static inline double uopi_round_f32_nan_any(double x) {
+#ifdef __STDC_IEC_559__
+  return (double)(float)x;
+#else
+  return uopi_round_f32(x);
+#endif
 }
 
 /* The rare binades of uopi_round_f16 (NaN, >= 2^16, below the normal f16
