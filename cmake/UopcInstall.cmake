@@ -1,6 +1,6 @@
 # The install rules (included when UOPC_INSTALL is on).  `cmake --install
 # BUILD [--prefix P]` puts, with GNUInstallDirs' names:
-#   lib/libuopc.so.0.2.0, lib/libuopc.so.0, lib/libuopc.so   shared (SONAME libuopc.so.0)
+#   lib/libuopc.so.0.3.0, lib/libuopc.so.0.3, lib/libuopc.so shared (SONAME libuopc.so.0.3)
 #   lib/libuopc.a                                            static
 #   include/uopc/*.h                                         the public headers (version.h generated)
 #   bin/uopc                                                 the CLI

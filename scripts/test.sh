@@ -28,7 +28,7 @@ run_suite() {  # name, cmake args...
 # cmake --install the plain build into a temporary prefix, then build
 # examples/host against the installed package four ways (find_package
 # shared and static, pkg-config shared and static), run each, and check that
-# the shared builds load libuopc.so.0 and the static ones do not.
+# the shared builds load libuopc.so.0.3 and the static ones do not.
 install_stage() {
   local build=build-test-plain work prefix pcdir host want="host example: matmul 64x64 ok, a*b+a ok, plan matmul 48x40x32 ok"
   work=$(mktemp -d "${TMPDIR:-/tmp}/uopc-install.XXXXXX")

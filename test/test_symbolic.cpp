@@ -165,6 +165,54 @@ TEST_F(Sym, Bounds) {
   EXPECT_EQ(bounds(add(mul(R(65536, 2), 65536), 1)), B(INT32_MIN, INT32_MAX));
 }
 
+// The intervals live in the context, by node id, in a table made on the
+// first question and grown to the ids asked about: a deep graph (ids far
+// past the first 64 rows) gets the same intervals as a fresh one, whichever
+// node is asked first.
+TEST_F(Sym, BoundsTableGrowsToTheIdsAskedAbout) {
+  using B = std::pair<int64_t, int64_t>;
+  uopc_node *e = i;  // 0..3
+  for (int k = 0; k < 3000; k++) e = add(e, k % 2);  // 0..1503 after 3000 steps
+  uopc_node *m = mod(e, 7);
+  EXPECT_EQ(bounds(e), B(1500, 1503));
+  EXPECT_EQ(bounds(m), B(0, 6));
+  // a node made after the table was last grown, asked first, then an old one
+  uopc_node *late = add(mul(e, 2), j);
+  EXPECT_GT(late->id, 3000u);
+  EXPECT_EQ(bounds(late), B(3000, 3013));
+  EXPECT_EQ(bounds(add(i, 1)), B(1, 4));
+}
+
+// Out of memory while the table grows: the dtype's full range (sound, so
+// no rule fires on it) and the error recorded; never a wrong interval.
+TEST(Bounds, OutOfMemoryGivesTheFullRange) {
+  int full = 0, exact = 0;
+  for (long n = 0; n < 200; n++) {
+    FailAlloc fa;
+    uopc_alloc al = fa.alloc();
+    uopc_ctx *c = uopc_ctx_new(&al);
+    ASSERT_NE(c, nullptr);
+    uopc_node *e = uopc_range(c, uopc_const_i(c, UOPC_DT_I32, 4), 0);
+    for (int k = 0; k < 200 && e; k++) e = uopc_add(c, e, uopc_const_i(c, UOPC_DT_I32, 1));
+    ASSERT_NE(e, nullptr);
+    fa.left = n;  // the next n allocations succeed
+    int64_t lo = uopc_vmin(c, e), hi = uopc_vmax(c, e);
+    EXPECT_TRUE(lo == 200 || lo == INT32_MIN) << lo;
+    EXPECT_TRUE(hi == 203 || hi == INT32_MAX) << hi;
+    if (lo == 200 && hi == 203) {
+      exact++;
+    } else {
+      ASSERT_NE(uopc_ctx_error(c), nullptr);
+      EXPECT_EQ(uopc_ctx_error(c)->code, UOPC_ERR_NOMEM);
+      full++;
+    }
+    uopc_ctx_free(c);
+    EXPECT_EQ(fa.live, 0) << "leak with " << n << " allocations allowed";
+  }
+  EXPECT_GT(full, 0);
+  EXPECT_GT(exact, 0);
+}
+
 TEST_F(Sym, MixedRadix) {
   uopc_node *a = R(2, 0), *b = R(3, 1), *k = R(4, 2);
   uopc_node *flat = add(mul(add(mul(a, 3), b), 4), k);

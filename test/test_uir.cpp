@@ -695,6 +695,150 @@ TEST(Uir, HostileInputIsRejected) {
   EXPECT_LT(secs, 30.0);
 }
 
+// The name table keeps where a name starts and its node's id, not the name:
+// names that are prefixes of one another, names only the table's growth
+// moves, the same node under two names, CRLF lines, and the line of a
+// name defined twice counted from the text.
+TEST(Uir, NamesArePrefixesOfOneAnother) {
+  Ctx c;
+  std::string t = "%x = param : slot=0 dtype=i32\r\n# a comment\n\n";
+  const char *base[] = {"a", "a1", "a_", "a1b", "_", "A", "a10"};
+  for (int k = 0; k < 3000; k++) {
+    // base_k: the digits after the last '_', so no two names are the same
+    std::string n = std::string(base[k % 7]) + (k < 7 ? "" : "_" + std::to_string(k));
+    t += "%" + n + " = add %x, " + std::to_string(k) + "\r\n";
+  }
+  // refer back to each of them by name, in the opposite order
+  t += "%s0 = add %a, %a1\n%s1 = add %s0, %a_\n%s2 = add %s1, %a1b\n%s3 = add %s2, %_\n%s4 = add %s3, %A\n";
+  t += "%s5 = add %s4, %a10\n%s6 = add %s5, %a_2996\n%twin = add %x, 5\n%s7 = add %s6, %twin\n";
+  uopc_error e;
+  uopc_node *u = parse(c, t, &e);
+  ASSERT_NE(u, nullptr) << e.msg << " at " << e.line << ":" << e.col;
+  // s7 = ((((((((x+0)+(x+1))+(x+2))+(x+3))+(x+4))+(x+5))+(x+6))+(x+2996))+(x+5): %twin is %A's node
+  std::vector<int64_t> want = {5, 2996, 6, 5, 4, 3, 2, 1, 0};
+  uopc_node *v = u;
+  for (size_t k = 0; k + 1 < want.size(); k++) {
+    ASSERT_EQ(v->op, UOPC_OP_ADD);
+    ASSERT_EQ(v->src[1]->op, UOPC_OP_ADD) << k;
+    EXPECT_EQ(v->src[1]->src[1]->arg.i, want[k]) << k;
+    v = v->src[0];
+  }
+  EXPECT_EQ(v->src[1]->arg.i, 0);
+  // defined twice: the line of the first definition, CRLF and comment lines counted
+  EXPECT_EQ(parse(c, t + "%a1b = add %x, 1\n", &e), nullptr);
+  EXPECT_EQ(e.line, 3000 + 3 + 10);
+  EXPECT_NE(std::string(e.msg).find("%a1b is already defined on line 7"), std::string::npos) << e.msg;
+  EXPECT_EQ(parse(c, t + "%a_2996 = add %x, 1\n", &e), nullptr);
+  EXPECT_NE(std::string(e.msg).find("already defined on line 3000"), std::string::npos) << e.msg;
+  // a name that is a prefix of a defined one, or extends one, is not defined
+  EXPECT_EQ(parse(c, t + "%q = add %a_29, 1\n", &e), nullptr);
+  EXPECT_NE(std::string(e.msg).find("undefined name %a_29"), std::string::npos) << e.msg;
+  EXPECT_EQ(parse(c, t + "%q = add %a_29960, 1\n", &e), nullptr);
+  EXPECT_NE(std::string(e.msg).find("undefined name %a_29960"), std::string::npos) << e.msg;
+  EXPECT_EQ(parse(c, t + "%q = add %a1b_, 1\n", &e), nullptr);
+  EXPECT_NE(std::string(e.msg).find("undefined name %a1b_"), std::string::npos) << e.msg;
+}
+
+// The name table's offsets are 32 bits: a text of 4 GiB or more is refused
+// with a message, before any of it is read.
+TEST(Uir, TextOf4GiBIsRefused) {
+  Ctx c;
+  uopc_error e;
+  const char text[] = "%a = add 1, 2\n";
+  EXPECT_EQ(uopc_uir_parse(c, text, (size_t)UINT32_MAX, "big.uir", &e), nullptr);
+  EXPECT_EQ(e.code, UOPC_ERR_SYNTAX);
+  EXPECT_NE(std::string(e.msg).find("at most 4294967294"), std::string::npos) << e.msg;
+  EXPECT_NE(uopc_uir_parse(c, text, sizeof text - 1, "small.uir", &e), nullptr);
+}
+
+std::string write_to_string(uopc_ctx *c, uopc_node *u, int *rc) {
+  FILE *f = tmpfile();
+  if (!f) return "<no tmpfile>";
+  *rc = uopc_uir_write(c, u, f);
+  std::string r;
+  rewind(f);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.append(buf, n);
+  fclose(f);
+  return r;
+}
+
+// uopc_uir_write writes what uopc_uir_print returns, in pieces, for small
+// graphs and for one whose text is many times the 64 KiB piece.
+TEST(Uir, WriteIsPrint) {
+  Ctx c;
+  for (const char *ex : {"copy_kernel.uir", "movement_reduce.uir", "mul_add.uir", "nested_calls.uir", "where.uir"}) {
+    std::string text = read_file(std::string(UOPC_SOURCE_DIR) + "/examples/" + ex);
+    ASSERT_FALSE(text.empty()) << ex;
+    uopc_error e;
+    uopc_node *u = parse(c, text, &e);
+    ASSERT_NE(u, nullptr) << ex << ": " << e.msg;
+    int rc = -1;
+    EXPECT_EQ(write_to_string(c, u, &rc), print(c, u)) << ex;
+    EXPECT_EQ(rc, 0);
+  }
+  std::string t = "%v0 = param : slot=0 dtype=f32\n";
+  for (int k = 1; k <= 30000; k++)
+    t += "%v" + std::to_string(k) + " = mul %v" + std::to_string(k - 1) + ", " + std::to_string(k % 9) + ".5\n";
+  uopc_node *u = parse(c, t);
+  ASSERT_NE(u, nullptr);
+  int rc = -1;
+  std::string w = write_to_string(c, u, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_GT(w.size(), 8u * 64 * 1024);
+  EXPECT_EQ(w, print(c, u));
+  EXPECT_EQ(parse(c, w), u);
+}
+
+TEST(Uir, WriteErrors) {
+  Ctx c, other;
+  uopc_node *u = parse(c, "%a = add 1, 2\n");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(uopc_uir_write(c, u, nullptr), -1);
+  ASSERT_NE(uopc_ctx_error(c), nullptr);
+  EXPECT_EQ(uopc_ctx_error(c)->code, UOPC_ERR_ARG);
+  uopc_ctx_clear_error(c);
+  EXPECT_EQ(uopc_uir_write(other, u, stdout), -1);  // a node of another context
+  ASSERT_NE(uopc_ctx_error(other), nullptr);
+  EXPECT_EQ(uopc_ctx_error(other)->code, UOPC_ERR_ARG);
+  EXPECT_EQ(uopc_uir_write(nullptr, u, stdout), -1);
+  // a stream that cannot be written
+  FILE *ro = fopen("/dev/null", "r");
+  ASSERT_NE(ro, nullptr);
+  EXPECT_EQ(uopc_uir_write(c, u, ro), -1);
+  fclose(ro);
+  ASSERT_NE(uopc_ctx_error(c), nullptr);
+  EXPECT_EQ(uopc_ctx_error(c)->code, UOPC_ERR_IO);
+  EXPECT_NE(std::string(uopc_ctx_error(c)->msg).find("uir_write: cannot write"), std::string::npos);
+  // out of memory: an error, no leak, and nothing written
+  std::string prog = read_file(std::string(UOPC_SOURCE_DIR) + "/examples/copy_kernel.uir");
+  int ok_runs = 0;
+  for (long n = 0; n < 200; n++) {
+    FailAlloc fa;
+    uopc_alloc al = fa.alloc();
+    uopc_ctx *d = uopc_ctx_new(&al);
+    ASSERT_NE(d, nullptr);
+    uopc_node *r = parse(d, prog);
+    ASSERT_NE(r, nullptr);
+    std::string want = print(d, r);
+    fa.left = n;
+    int rc = -1;
+    std::string w = write_to_string(d, r, &rc);
+    if (rc == 0) {
+      ok_runs++;
+      EXPECT_EQ(w, want);
+    } else {
+      EXPECT_EQ(w, "") << "with " << n << " allocations allowed";
+      ASSERT_NE(uopc_ctx_error(d), nullptr);
+      EXPECT_EQ(uopc_ctx_error(d)->code, UOPC_ERR_NOMEM);
+    }
+    uopc_ctx_free(d);
+    EXPECT_EQ(fa.live, 0) << "leak with " << n << " allocations allowed";
+  }
+  EXPECT_GT(ok_runs, 0);
+}
+
 // ---- allocation failure ----------------------------------------------------
 
 TEST(Uir, EveryAllocationFailureIsAnErrorWithoutLeaks) {

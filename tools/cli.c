@@ -9,7 +9,17 @@
 
 /* ---- output and errors -------------------------------------------------- */
 
+/* Moves out_take's string into the buffer, when more output follows it. */
+static void untake(cli *k) {
+  char *t = k->tail;
+  size_t n = k->tail_n;
+  k->tail = NULL;
+  out_put(k, t, n);
+  uopc_mem_free(k->c, t, n + 1);
+}
+
 void out_put(cli *k, const char *s, size_t n) {
+  if (k->tail) untake(k);
   if (k->oom) return;
   if (k->n + n + 1 > k->cap) {
     size_t cap = k->cap ? k->cap : 4096;
@@ -27,6 +37,38 @@ void out_put(cli *k, const char *s, size_t n) {
 }
 
 void out_str(cli *k, const char *s) { out_put(k, s, strlen(s)); }
+
+void out_take(cli *k, char *s) {
+  if (!s) return;
+  if (k->tail) untake(k);
+  k->tail = s;
+  k->tail_n = strlen(s);
+}
+
+int out_graph(cli *k, uopc_node *root, const char *file) {
+  if (k->n || k->tail || k->oom) {
+    char *s = uopc_uir_print(k->c, root);
+    if (!s) return report_ctx(k, file);
+    out_take(k, s);
+    return EXIT_OK;
+  }
+  if (uopc_uir_write(k->c, root, stdout) != 0) return report_ctx(k, file);
+  return EXIT_OK;
+}
+
+int out_flush(cli *k) {
+  int ok = 1;
+  if (k->n && fwrite(k->out, 1, k->n, stdout) != k->n) ok = 0;
+  if (ok && k->tail_n && fwrite(k->tail, 1, k->tail_n, stdout) != k->tail_n) ok = 0;
+  if (fflush(stdout) != 0) ok = 0;
+  free(k->out);
+  k->out = NULL;
+  k->n = k->cap = 0;
+  if (k->tail) uopc_mem_free(k->c, k->tail, k->tail_n + 1);
+  k->tail = NULL;
+  k->tail_n = 0;
+  return ok ? 0 : -1;
+}
 
 /* `FILE:LINE:COL: error: MESSAGE`, or `FILE: error: MESSAGE` where no line
    applies.  file is used when the error names none. */

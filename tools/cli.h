@@ -18,11 +18,26 @@ typedef struct cli {
   char *out; /* stdout, held back until success */
   size_t n, cap;
   int oom;
+  char *tail; /* out_take's string (from uopc_mem_alloc in c), after out */
+  size_t tail_n;
 } cli;
 
 /* Appends to the held-back stdout. */
 void out_put(cli *k, const char *s, size_t n);
 void out_str(cli *k, const char *s);
+/* Appends s, a NUL-terminated string from uopc_mem_alloc in k->c, and takes
+   it: it is freed by the CLI.  When s is the last output (a printed graph),
+   it is written as it is, without a copy into the held-back buffer: a graph
+   of a million nodes prints without a second 30 MB.  NULL s: nothing. */
+void out_take(cli *k, char *s);
+/* Appends root as .uir text (uopc_uir_print), as the verb's last output,
+   and returns the verb's exit code (an error is reported against file).
+   With nothing held back before it, the text is written to stdout as it is
+   made (uopc_uir_write), never all in memory; its tables are built first,
+   so out of memory still leaves stdout empty. */
+int out_graph(cli *k, uopc_node *root, const char *file);
+/* Writes the held-back output to stdout (0 on success) and frees it. */
+int out_flush(cli *k);
 void out_fmt(cli *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints `FILE:LINE:COL: error: MESSAGE` (or `FILE: error: MESSAGE`) and
    returns EXIT_ERR; file is used when the error names none. */

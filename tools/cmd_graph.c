@@ -27,10 +27,10 @@ int cmd_print(cli *k, int argc, char **argv) {
   if (argc - i != 1) return verb_usage("print", "takes one argument: [--emit=uir|dot] FILE.uir");
   uopc_node *root = load(k, argv[i]);
   if (!root) return EXIT_ERR;
-  char *s = dot ? uopc_dot(k->c, root) : uopc_uir_print(k->c, root);
+  if (!dot) return out_graph(k, root, argv[i]);
+  char *s = uopc_dot(k->c, root);
   if (!s) return report_ctx(k, argv[i]);
-  out_str(k, s);
-  uopc_mem_free(k->c, s, strlen(s) + 1);
+  out_take(k, s);
   return EXIT_OK;
 }
 
@@ -65,9 +65,6 @@ int cmd_simplify(cli *k, int argc, char **argv) {
   uopc_node *root = load(k, argv[i]);
   if (!root) return EXIT_ERR;
   uopc_node *r = uopc_simplify_with(k->c, root, rules);
-  char *s = r ? uopc_uir_print(k->c, r) : NULL;
-  if (!s) return report_ctx(k, argv[i]);
-  out_str(k, s);
-  uopc_mem_free(k->c, s, strlen(s) + 1);
-  return EXIT_OK;
+  if (!r) return report_ctx(k, argv[i]);
+  return out_graph(k, r, argv[i]);
 }

@@ -67,7 +67,7 @@ static void verb_help(const verb *v) {
          v->name, v->args, v->summary);
 }
 
-/* uopc --version: one line, `uopc 0.2.0 (LLVM 19.1.7)` */
+/* uopc --version: one line, `uopc 0.3.0 (LLVM 19.1.7)` */
 static int version(void) {
   printf("uopc %s (LLVM %s)\n", uopc_version(), uopc_llvm_version());
   return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERR;
@@ -158,13 +158,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "uopc: error: out of memory\n");
     rc = EXIT_ERR;
   }
-  if (rc == EXIT_OK && k.n) {
-    if (fwrite(k.out, 1, k.n, stdout) != k.n || fflush(stdout) != 0) {
+  if (rc == EXIT_OK) { /* also for text a verb wrote itself (out_graph) */
+    if (out_flush(&k) != 0) {
       fprintf(stderr, "uopc: error: cannot write output: %s\n", strerror(errno));
       rc = EXIT_ERR;
     }
   }
   free(k.out);
+  if (k.tail) uopc_mem_free(k.c, k.tail, k.tail_n + 1);
   free(rest);
   cli_positional_free();
   uopc_ctx_free(k.c);

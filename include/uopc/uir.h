@@ -32,6 +32,15 @@ UOPC_API uopc_node *uopc_uir_parse_file(uopc_ctx *c, const char *path, uopc_erro
    uopc_mem_free(c, s, strlen(s) + 1)), or NULL on allocation failure (and
    with UOPC_ERR_ARG for a NULL or foreign root). */
 UOPC_API char *uopc_uir_print(uopc_ctx *c, uopc_node *root);
+/* The same text written to f as it is made, in pieces of about 64 KiB, so
+   a graph of a million nodes prints without its 30 MB of text in memory.
+   Returns 0, or -1 with the error in the context: UOPC_ERR_ARG (NULL or
+   foreign root, NULL f), UOPC_ERR_NOMEM, UOPC_ERR_IO (a write to f failed).
+   The tables are made before the first write, so out of memory leaves f
+   untouched, except for a line longer than 64 KiB (a SINK of thousands of
+   sources) whose buffer could not grow; after UOPC_ERR_IO, or that, f may
+   hold part of the text.  f is not flushed or closed. */
+UOPC_API int uopc_uir_write(uopc_ctx *c, uopc_node *root, FILE *f);
 
 /* Writes the shortest decimal that reads back to the same double, in
    Python's repr layout (2.0, 0.1, 1e+16, 1e-05, inf, -inf, nan, -0.0).

@@ -72,13 +72,12 @@ struct uopc_node {
   const int32_t *shape;   /* ndim dims, each >= 1 */
   uopc_arg arg;           /* see uopc_arg */
   /* caches, filled lazily by the algebra (pure functions of the node) */
-  int64_t vmin, vmax;     /* valid when flags & UOPC_NF_BOUNDS */
   uopc_node *simplified;  /* simplify(node), or NULL when not known */
   uopc_node *src[];       /* nsrc sources */
 };
 
 #define UOPC_NF_ADDR 1u    /* an INDEX into a BUFFER: usable only by LOAD/STORE */
-#define UOPC_NF_BOUNDS 2u  /* vmin/vmax are computed */
+#define UOPC_NF_BOUNDS 2u  /* uopc_vmin/uopc_vmax are computed (kept in the context) */
 
 /* ---- context ------------------------------------------------------------ */
 

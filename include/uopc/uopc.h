@@ -7,11 +7,12 @@
  *    a. Calls that build or transform graphs inside a context and take no
  *       uopc_error * (the constructors of uop.h, uopc_replace, substitute,
  *       toposort, call_params, show; matcher_rewrite, graph_rewrite; vmin,
- *       vmax, simplify, run, inline_call; uir_print, value_print,
- *       tensor_print, dot) report through the CONTEXT: they return NULL (or
- *       the sentinel their header names) and record the error in c, which
- *       keeps the FIRST error recorded since the last uopc_ctx_clear_error
- *       (uopc_ctx_error).  A later failure never overwrites it.
+ *       vmax, simplify, run, inline_call; uir_print, uir_write (-1),
+ *       value_print, tensor_print, dot) report through the CONTEXT: they
+ *       return NULL (or the sentinel their header names) and record the
+ *       error in c, which keeps the FIRST error recorded since the last
+ *       uopc_ctx_clear_error (uopc_ctx_error).  A later failure never
+ *       overwrites it.
  *       Given a NULL node operand (what a failed inner constructor
  *       returned), they return NULL and add no message of their own when
  *       an error is already recorded; so in

@@ -3,11 +3,14 @@
  * vmin(u) <= value <= vmax(u) for every execution.  Sound, not tight: an i32
  * interval that might wrap is the full range; floats and shaped values get
  * the full range of their dtype (floats as INT64_MIN..INT64_MAX, standing
- * for -inf..inf).  Cached on the node; computed bottom-up without recursion.
+ * for -inf..inf).  Cached in the context, by node id (c->bounds: a table
+ * of 16 bytes a node, made on the first question, so a graph no rule asks
+ * about carries none); computed bottom-up without recursion.
  */
 #include <stdint.h>
 
 #include "algebra/bounds.h"
+#include "core/ctx.h"
 #include "uopc/algebra.h"
 
 typedef struct iv {
@@ -27,23 +30,37 @@ static iv full(uopc_dtype t) {
 static int64_t min2(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max2(int64_t a, int64_t b) { return a > b ? a : b; }
 
-static iv get(const uopc_node *u) { return (iv){u->vmin, u->vmax}; }
+/* The cached interval of u (its flags have UOPC_NF_BOUNDS). */
+static iv get(const uopc_ctx *c, const uopc_node *u) { return (iv){c->bounds[u->id][0], c->bounds[u->id][1]}; }
+
+/* Room in c->bounds for ids up to id.  A node's sources were made before
+   it and have smaller ids, so room for u is room for its whole graph. */
+static int cover(uopc_ctx *c, uint32_t id) {
+  if (id < c->cap_bounds) return 1;
+  uint64_t ncap = c->cap_bounds ? c->cap_bounds : 64;
+  while (ncap <= id) ncap *= 2;
+  void *p = uopi_big_realloc(c, c->bounds, (size_t)c->cap_bounds * sizeof *c->bounds, (size_t)ncap * sizeof *c->bounds);
+  if (!p) return 0;
+  c->bounds = p;
+  c->cap_bounds = (uint32_t)ncap;
+  return 1;
+}
 
 /* The interval of u from its sources' (already computed) intervals. */
-static iv compute(const uopc_node *u) {
+static iv compute(const uopc_ctx *c, const uopc_node *u) {
   uopc_dtype d = (uopc_dtype)u->dtype;
   if (u->op == UOPC_OP_CONST) return uopc_dtype_is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
-  if (u->op == UOPC_OP_RANGE) return (iv){0, max2(0, u->src[0]->vmax - 1)};
+  if (u->op == UOPC_OP_RANGE) return (iv){0, max2(0, get(c, u->src[0]).hi - 1)};
   if (uopc_dtype_is_float(d) || u->ndim != 0 || d == UOPC_DT_VOID) return full(d);
-  if (u->op == UOPC_OP_CAST && u->src[0]->dtype == UOPC_DT_BOOL) return get(u->src[0]);
+  if (u->op == UOPC_OP_CAST && u->src[0]->dtype == UOPC_DT_BOOL) return get(c, u->src[0]);
   if (u->op == UOPC_OP_WHERE) {
-    iv c = get(u->src[0]), a = get(u->src[1]), b = get(u->src[2]);
-    if (c.lo) return a;
-    if (!c.hi) return b;
+    iv k = get(c, u->src[0]), a = get(c, u->src[1]), b = get(c, u->src[2]);
+    if (k.lo) return a;
+    if (!k.hi) return b;
     return (iv){min2(a.lo, b.lo), max2(a.hi, b.hi)};
   }
   if (!(uopi_op_flags(u->op) & UOPC_OPF_ALU) || u->nsrc != 2) return full(d);
-  iv a = get(u->src[0]), b = get(u->src[1]);
+  iv a = get(c, u->src[0]), b = get(c, u->src[1]);
   int operands_float = uopc_dtype_is_float((uopc_dtype)u->src[0]->dtype);
   if (d == UOPC_DT_BOOL && !(u->op == UOPC_OP_CMPLT || u->op == UOPC_OP_CMPNE)) {
     switch (u->op) { /* bool: add is or, mul is and, max is or */
@@ -81,12 +98,13 @@ static iv compute(const uopc_node *u) {
   }
 }
 
-static void set(uopc_node *u) {
-  iv r = compute(u);
+/* Computes and caches u's interval (c->bounds covers u->id). */
+static void set(uopc_ctx *c, uopc_node *u) {
+  iv r = compute(c, u);
   iv f = full((uopc_dtype)u->dtype);
   if ((u->dtype == UOPC_DT_I32 || u->dtype == UOPC_DT_BOOL) && (r.lo < f.lo || r.hi > f.hi)) r = f; /* might wrap */
-  u->vmin = r.lo;
-  u->vmax = r.hi;
+  c->bounds[u->id][0] = r.lo;
+  c->bounds[u->id][1] = r.hi;
   u->flags |= UOPC_NF_BOUNDS;
 }
 
@@ -117,20 +135,23 @@ static __attribute__((noinline)) int ensure_slow(uopc_ctx *c, uopc_node *u) {
       st[sp++] = (fr){s, 0};
       continue;
     }
-    if (!(f->u->flags & UOPC_NF_BOUNDS)) set(f->u);
+    if (!(f->u->flags & UOPC_NF_BOUNDS)) set(c, f->u);
     sp--;
   }
   if (st != small) uopc_mem_free(c, st, (size_t)cap * sizeof *st);
   return 1;
 }
 
+/* 0 when the table could not grow (out of memory, recorded in c): the
+   caller answers with the dtype's full range, which is sound. */
 static inline int ensure(uopc_ctx *c, uopc_node *u) {
   if (u->flags & UOPC_NF_BOUNDS) return 1;
+  if (!cover(c, u->id)) return 0;
   /* the common case: every source has its bounds */
   uint32_t i = 0;
   while (i < u->nsrc && (u->src[i]->flags & UOPC_NF_BOUNDS)) i++;
   if (i == u->nsrc) {
-    set(u);
+    set(c, u);
     return 1;
   }
   return ensure_slow(c, u);
@@ -138,12 +159,12 @@ static inline int ensure(uopc_ctx *c, uopc_node *u) {
 
 static int64_t vmin_of(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) return full((uopc_dtype)u->dtype).lo;
-  return u->vmin;
+  return get(c, u).lo;
 }
 
 static int64_t vmax_of(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) return full((uopc_dtype)u->dtype).hi;
-  return u->vmax;
+  return get(c, u).hi;
 }
 
 /* The public calls check their arguments (NULL, another context's node:
@@ -152,7 +173,14 @@ static int64_t vmax_of(uopc_ctx *c, uopc_node *u) {
 int64_t uopc_vmin(uopc_ctx *c, uopc_node *u) { return uopi_check_node(c, u, "vmin") ? vmin_of(c, u) : INT64_MIN; }
 int64_t uopc_vmax(uopc_ctx *c, uopc_node *u) { return uopi_check_node(c, u, "vmax") ? vmax_of(c, u) : INT64_MAX; }
 
-uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u) { return (uopi_iv){vmin_of(c, u), vmax_of(c, u)}; }
+uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u) {
+  if (!ensure(c, u)) {
+    iv f = full((uopc_dtype)u->dtype);
+    return (uopi_iv){f.lo, f.hi};
+  }
+  iv r = get(c, u);
+  return (uopi_iv){r.lo, r.hi};
+}
 
 int uopi_nowrap(uopc_ctx *c, uopc_node *u) {
   if (u->dtype != UOPC_DT_I32 || u->ndim != 0 || (u->op != UOPC_OP_ADD && u->op != UOPC_OP_MUL)) return 1;

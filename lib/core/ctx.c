@@ -190,6 +190,7 @@ void uopc_ctx_free(uopc_ctx *c) {
     uopi_raw_realloc(c, t, sizeof *t, 0);
   }
   uopi_scratch_free_all(c);
+  uopi_big_free(c, c->bounds, (size_t)c->cap_bounds * sizeof *c->bounds);
   uopc_mem_free(c, c->pos, (size_t)c->cap_pos * sizeof *c->pos);
   uopc_mem_free(c, c->pos_files, (size_t)c->cap_pos_files * sizeof *c->pos_files);
   for (uopi_chunk *ch = c->chunks, *nx; ch; ch = nx) {

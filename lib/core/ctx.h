@@ -41,6 +41,11 @@ struct uopc_ctx {
   /* scratch memory of passes (uopi_scratch): newest chunk first, and one
      spare kept for the next pass */
   struct uopi_scratch_chunk *scratch, *scratch_spare;
+  /* the intervals of lib/algebra/bounds.c by node id, {vmin, vmax} (valid
+     where the node's flags have UOPC_NF_BOUNDS); cap_bounds is 0 or a
+     power of two, grown to the ids asked about */
+  int64_t (*bounds)[2];
+  uint32_t cap_bounds;
   /* where nodes were written (lib/core/pos.c) */
   uint64_t *pos;
   uint32_t cap_pos;

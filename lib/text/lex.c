@@ -11,9 +11,6 @@
 
 #include "text/text.h"
 
-static int is_digit(int ch) { return ch >= '0' && ch <= '9'; }
-static int is_alpha(int ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_'; }
-static int is_word(int ch) { return is_alpha(ch) || is_digit(ch); }
 static int is_blank(int ch) { return ch == ' ' || ch == '\t' || ch == '\r'; }
 
 const char *uopi_quote(const char *s, size_t len, char *buf) {
@@ -55,26 +52,26 @@ static void lex_number(uopi_lexer *lx, uopi_tok *t) {
   size_t n = lx->len, p = lx->pos;
   int is_float = 0;
   if (s[p] == '-') p++;
-  while (p < n && is_digit((unsigned char)s[p])) p++;
+  while (p < n && uopi_is_digit((unsigned char)s[p])) p++;
   if (p < n && s[p] == '.') {
     is_float = 1;
     p++;
-    while (p < n && is_digit((unsigned char)s[p])) p++;
+    while (p < n && uopi_is_digit((unsigned char)s[p])) p++;
   }
   int exp_ok = 1;
   if (p < n && (s[p] == 'e' || s[p] == 'E')) {
     size_t q = p + 1;
     if (q < n && (s[q] == '+' || s[q] == '-')) q++;
-    if (q < n && is_digit((unsigned char)s[q])) {
+    if (q < n && uopi_is_digit((unsigned char)s[q])) {
       is_float = 1;
       p = q;
-      while (p < n && is_digit((unsigned char)s[p])) p++;
+      while (p < n && uopi_is_digit((unsigned char)s[p])) p++;
     } else {
       exp_ok = 0;
     }
   }
-  if (!exp_ok || (p < n && (is_word((unsigned char)s[p]) || s[p] == '.'))) {
-    while (p < n && (is_word((unsigned char)s[p]) || s[p] == '.' || s[p] == '+' || s[p] == '-')) p++;
+  if (!exp_ok || (p < n && (uopi_is_word((unsigned char)s[p]) || s[p] == '.'))) {
+    while (p < n && (uopi_is_word((unsigned char)s[p]) || s[p] == '.' || s[p] == '+' || s[p] == '-')) p++;
     t->len = p - lx->pos;
     lx->pos = p;
     bad(t, "malformed number '%s'", text(t, qb));
@@ -155,7 +152,7 @@ void uopi_lex(uopi_lexer *lx, uopi_tok *t) {
   case '"': lex_string(lx, t); return;
   case '%': {
     size_t p = lx->pos + 1;
-    while (p < lx->len && is_word((unsigned char)s[p])) p++;
+    while (p < lx->len && uopi_is_word((unsigned char)s[p])) p++;
     if (p == lx->pos + 1) {
       lx->pos++;
       bad(t, "expected a name after '%%'");
@@ -169,14 +166,14 @@ void uopi_lex(uopi_lexer *lx, uopi_tok *t) {
   }
   default: break;
   }
-  if (is_digit(ch) || (ch == '-' && lx->pos + 1 < lx->len && is_digit((unsigned char)s[lx->pos + 1]))) {
+  if (uopi_is_digit(ch) || (ch == '-' && lx->pos + 1 < lx->len && uopi_is_digit((unsigned char)s[lx->pos + 1]))) {
     lex_number(lx, t);
     return;
   }
   size_t p = lx->pos + (ch == '-');
-  if (p < lx->len && is_alpha((unsigned char)s[p])) {
+  if (p < lx->len && uopi_is_alpha((unsigned char)s[p])) {
     size_t q = p;
-    while (q < lx->len && is_word((unsigned char)s[q])) q++;
+    while (q < lx->len && uopi_is_word((unsigned char)s[q])) q++;
     t->len = q - lx->pos;
     lx->pos = q;
     if (word_is(s + p, q - p, "inf")) {
@@ -204,7 +201,7 @@ void uopi_lex_name(uopi_lexer *lx, uopi_tok *t) {
     return;
   }
   size_t p = lx->pos;
-  while (p < lx->len && is_word((unsigned char)lx->line[p])) p++;
+  while (p < lx->len && uopi_is_word((unsigned char)lx->line[p])) p++;
   if (p == lx->pos) {
     t->len = lx->pos < lx->len ? 1 : 0;
     bad(t, "expected a name ([A-Za-z0-9_]+ or a quoted string)");

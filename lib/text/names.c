@@ -1,7 +1,13 @@
 /* lib/text/names.c - the parser's map from %NAME to node: open addressing,
- * linear probing, FNV-1a hashes, grown at half load.  Keys point into the
- * text being parsed, so the map lives no longer than one parse.
+ * linear probing, FNV-1a hashes, grown at half load.  An entry is 8 bytes:
+ * where the name starts in the text being parsed and the id of its node.
+ * A name's length is not kept: a %NAME token is the longest run of word
+ * characters after its '%' (lex.c), so the stored name ends at the first
+ * character that is not a word character.  Its line is not kept either: it
+ * is counted from the text on the one path that needs it, the error for a
+ * name defined twice.  The map lives no longer than one parse.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "text/text.h"
@@ -15,8 +21,10 @@ static uint32_t fnv1a(const char *s, size_t len) {
   return (uint32_t)(h ^ (h >> 32));
 }
 
-void uopi_names_init(uopi_names *m, uopc_ctx *c) {
+void uopi_names_init(uopi_names *m, uopc_ctx *c, const char *text, size_t len) {
   m->c = c;
+  m->text = text;
+  m->len = len;
   m->e = NULL;
   m->cap = m->n = 0;
 }
@@ -27,19 +35,32 @@ void uopi_names_free(uopi_names *m) {
   m->cap = m->n = 0;
 }
 
+/* Does the name stored at offset off spell s[0..len)? */
+static int same(const uopi_names *m, uint32_t off, const char *s, size_t len) {
+  if (len > m->len - off || memcmp(m->text + off, s, len) != 0) return 0;
+  return off + len == m->len || !uopi_is_word((unsigned char)m->text[off + len]);
+}
+
+/* The slot of s[0..len) with hash h, or the empty slot where it would go. */
 static uopi_name *find(const uopi_names *m, const char *s, size_t len, uint32_t h) {
   size_t mask = m->cap - 1;
   for (size_t j = (size_t)h & mask;; j = (j + 1) & mask) {
     uopi_name *e = &m->e[j];
-    if (!e->s) return e;
-    if (e->hash == h && e->len == len && memcmp(e->s, s, len) == 0) return e;
+    if (!e->off || same(m, e->off, s, len)) return e;
   }
 }
 
 uopi_name *uopi_names_get(const uopi_names *m, const char *s, size_t len) {
   if (!m->cap) return NULL;
   uopi_name *e = find(m, s, len, fnv1a(s, len));
-  return e->s ? e : NULL;
+  return e->off ? e : NULL;
+}
+
+/* The length of the name stored at offset off. */
+static size_t stored_len(const uopi_names *m, uint32_t off) {
+  size_t k = off;
+  while (k < m->len && uopi_is_word((unsigned char)m->text[k])) k++;
+  return k - off;
 }
 
 static int grow(uopi_names *m) {
@@ -54,18 +75,30 @@ static int grow(uopi_names *m) {
   uopi_names old = *m;
   m->e = ne;
   m->cap = ncap;
-  for (size_t i = 0; i < old.cap; i++)
-    if (old.e[i].s) *find(m, old.e[i].s, old.e[i].len, old.e[i].hash) = old.e[i];
+  for (size_t i = 0; i < old.cap; i++) {
+    uint32_t off = old.e[i].off;
+    if (!off) continue;
+    const char *s = m->text + off;
+    size_t len = stored_len(m, off);
+    *find(m, s, len, fnv1a(s, len)) = old.e[i];
+  }
   uopc_mem_free(m->c, old.e, old.cap * sizeof *old.e);
   return 1;
 }
 
-int uopi_names_put(uopi_names *m, const char *s, size_t len, uopc_node *node, int line) {
+int uopi_names_put(uopi_names *m, const char *s, size_t len, const uopc_node *node) {
+  UOPI_ASSERT(s > m->text && s + len <= m->text + m->len && (size_t)(s - m->text) < UINT32_MAX);
   if ((m->n + 1) * 2 > m->cap && !grow(m)) return 0;
-  uint32_t h = fnv1a(s, len);
-  uopi_name *e = find(m, s, len, h);
-  UOPI_ASSERT(!e->s && len < UINT32_MAX);
-  *e = (uopi_name){s, node, h, (uint32_t)len, line};
+  uopi_name *e = find(m, s, len, fnv1a(s, len));
+  UOPI_ASSERT(!e->off);
+  *e = (uopi_name){(uint32_t)(s - m->text), node->id};
   m->n++;
   return 1;
+}
+
+int uopi_names_line(const uopi_names *m, const uopi_name *e) {
+  size_t lines = 1;
+  for (const char *p = m->text, *end = m->text + e->off; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+    lines++;
+  return lines < INT_MAX ? (int)lines : INT_MAX;
 }

@@ -25,6 +25,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "text/text.h"
 #include "uopc/uir.h"
@@ -382,7 +383,7 @@ static int parse_operand(parser *p, uopc_op op, uint32_t idx) {
     uopi_name *nm = uopi_names_get(&p->names, t->s, t->len);
     if (!nm) return SYNTAX(p, t->col, "undefined name %%%s", tok_text(t, q)), 0;
     o->kind = OPD_NODE;
-    o->node = nm->node;
+    o->node = uopc_ctx_node(p->c, nm->id);
     return 1;
   }
   case UOPI_TK_INT: o->kind = OPD_LIT, o->lit = LIT_INT, o->i = t->i; return 1;
@@ -494,7 +495,8 @@ static uopc_node *parse_line(parser *p) {
   uopi_tok name = p->tok;
   if (name.len >= UINT32_MAX) return SYNTAX(p, name.col, "name too long");
   uopi_name *prev = uopi_names_get(&p->names, name.s, name.len);
-  if (prev) return SYNTAX(p, name.col, "%%%s is already defined on line %d", tok_text(&name, q), prev->line);
+  if (prev) return SYNTAX(p, name.col, "%%%s is already defined on line %d", tok_text(&name, q),
+                                uopi_names_line(&p->names, prev));
   next(p);
   if (p->tok.kind != UOPI_TK_EQ) return unexpected(p, "'=' after the name");
   next(p);
@@ -543,7 +545,7 @@ static uopc_node *parse_line(parser *p) {
   uopc_node *u = build(p, op, op_col, n, &a);
   if (!u) return NULL;
   if (u->id >= before && !uopi_pos_set(p->c, u, p->file, p->line, (int)op_col + 1)) return fail_oom(p);
-  if (!uopi_names_put(&p->names, name.s, name.len, u, p->line)) return fail_oom(p);
+  if (!uopi_names_put(&p->names, name.s, name.len, u)) return fail_oom(p);
   return u;
 }
 
@@ -584,14 +586,18 @@ uopc_node *uopc_uir_parse(uopc_ctx *c, const char *text, size_t len, const char 
     snprintf(p.e->msg, sizeof p.e->msg, "uir_parse: NULL context");
     return NULL;
   }
-  uopi_names_init(&p.names, c);
+  uopi_names_init(&p.names, c, text, len);
   /* The context's error slot is the caller's: set it aside while the core
      reports refused nodes through it, and put it back afterwards (uopc.h:
      a call with a uopc_error * leaves the context's error as it was). */
   uopi_errsave saved;
   uopi_err_begin(c, &saved);
 
-  uopc_node *root = text || len == 0 ? parse_all(&p, text, len) : SYNTAX(&p, 0, "no text");
+  uopc_node *root;
+  if (!text && len) root = SYNTAX(&p, 0, "no text");
+  else if (len >= UINT32_MAX) /* the name table keeps 32-bit offsets (names.c) */
+    root = SYNTAX(&p, 0, "the text is %zu bytes; the .uir reader takes at most %u", len, UINT32_MAX - 1);
+  else root = parse_all(&p, text, len);
 
   uopi_names_free(&p.names);
   uopc_mem_free(c, p.ops, (size_t)p.ops_cap * sizeof *p.ops);
@@ -622,9 +628,16 @@ uopc_node *uopc_uir_parse_file(uopc_ctx *c, const char *path, uopc_error *e) {
   char *buf = NULL;
   size_t n = 0, cap = 0;
   int ok = 1;
+  /* A regular file's size, and one byte more for the read that sees its
+     end, is the first buffer: the text is the largest thing a parse holds
+     besides the graph (docs/hardening.md, bytes per node). */
+  struct stat st;
+  size_t first = 65536;
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uintmax_t)st.st_size < SIZE_MAX / 4)
+    first = (size_t)st.st_size + 1;
   for (;;) {
     if (n == cap) {
-      size_t ncap = cap ? cap * 2 : 65536;
+      size_t ncap = cap ? cap * 2 : first;
       char *nb = ncap > cap ? uopc_mem_realloc(c, buf, cap, ncap) : NULL;
       if (!nb) {
         e->code = UOPC_ERR_NOMEM;

@@ -13,8 +13,11 @@
  * The broadcast sugar is never produced: an ALU node's operands all have
  * one shape, and the reshape/expand of a broadcast constant are ordinary
  * lines.  Three passes over the toposort (which constants need a line;
- * numbering; writing), each a loop: no recursion.
+ * numbering; writing), each a loop: no recursion.  uopc_uir_write hands
+ * the third pass's text to a FILE in 64 KiB pieces as it goes.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "text/text.h"
@@ -22,12 +25,23 @@
 
 #define NEEDS_LINE ((void *)(uintptr_t)UINTPTR_MAX)
 
+/* A float constant's spelling, kept for the next line that uses it. */
+typedef struct spelling {
+  uint32_t id1; /* the constant's id + 1; 0: empty */
+  uint8_t len;
+  char s[32];
+} spelling;
+
 typedef struct printer {
   uopc_ctx *c;
   uopi_table *lines; /* node id -> line number + 1, or NEEDS_LINE */
   uint8_t *inl;      /* per source of the node at hand: written inline */
   uint32_t inl_cap;
   uopi_sbuf out;
+  /* recent float constants by id % 16: a graph uses a few constants on
+     many lines, and the shortest round-trip spelling costs up to 17
+     printf/strtod pairs */
+  spelling fsp[16];
 } printer;
 
 static int is_const(const uopc_node *u) { return u->op == UOPC_OP_CONST; }
@@ -102,12 +116,20 @@ static void put_i64(uopi_sbuf *b, int64_t v) {
   uopi_sb_putn(b, tmp + k, sizeof tmp - (size_t)k);
 }
 
-static void put_literal(uopi_sbuf *b, const uopc_node *k) {
-  char num[32];
+static void put_literal(printer *pr, const uopc_node *k) {
+  uopi_sbuf *b = &pr->out;
   switch (k->dtype) {
   case UOPC_DT_BOOL: uopi_sb_puts(b, k->arg.i ? "True" : "False"); break;
   case UOPC_DT_I32: put_i64(b, k->arg.i); break;
-  default: uopi_sb_putn(b, num, (size_t)uopc_fmt_double(k->arg.f, num)); break;
+  default: {
+    spelling *e = &pr->fsp[k->id % 16];
+    if (e->id1 != k->id + 1) {
+      e->len = (uint8_t)uopc_fmt_double(k->arg.f, e->s);
+      e->id1 = k->id + 1;
+    }
+    uopi_sb_putn(b, e->s, e->len);
+    break;
+  }
   }
 }
 
@@ -174,7 +196,7 @@ static int put_line(printer *pr, const uopc_node *u) {
   uopi_sb_puts(b, uopc_op_spelling((uopc_op)u->op));
   if (u->op == UOPC_OP_CONST) {
     uopi_sb_putc(b, ' ');
-    put_literal(b, u);
+    put_literal(pr, u);
     put_dtype(b, " : dtype=", (uopc_dtype)u->dtype);
     uopi_sb_putc(b, '\n');
     return 1;
@@ -182,7 +204,7 @@ static int put_line(printer *pr, const uopc_node *u) {
   if (!decide(pr, u)) return 0;
   for (uint32_t j = 0; j < u->nsrc; j++) {
     uopi_sb_puts(b, j ? ", " : " ");
-    if (pr->inl[j]) put_literal(b, u->src[j]);
+    if (pr->inl[j]) put_literal(pr, u->src[j]);
     else put_ref(pr, u->src[j]);
   }
   switch (u->op) {
@@ -226,41 +248,86 @@ static int put_line(printer *pr, const uopc_node *u) {
   return 1;
 }
 
-char *uopc_uir_print(uopc_ctx *c, uopc_node *root) {
-  if (!uopi_check_node(c, root, "uir_print")) return NULL;
+/* uopc_uir_write hands the text to its FILE in pieces of about this size,
+   so the whole text is never in memory. */
+#define WRITE_CHUNK (64u * 1024u)
+
+/* Writes the text of pr->out to f and empties it; 0 (error recorded) when
+   the write fails. */
+static int flush_to(printer *pr, FILE *f) {
+  uopi_sbuf *b = &pr->out;
+  if (!b->ok) return 0;
+  if (b->n && fwrite(b->s, 1, b->n, f) != b->n) {
+    char eb[128];
+    uopc_fail(pr->c, UOPC_ERR_IO, "uir_write: cannot write: %s", strerror_r(errno, eb, sizeof eb));
+    return 0;
+  }
+  b->n = 0;
+  return 1;
+}
+
+/* The three passes; the text goes to pr->out, and with f non-NULL to f as
+   it is made.  1 on success (error recorded otherwise). */
+static int print_graph(printer *pr, uopc_node *root, FILE *f) {
+  uopc_ctx *c = pr->c;
   uint32_t n = 0;
   uopc_node **order = uopc_toposort(c, root, &n);
-  if (!order) return NULL;
-  printer pr = {.c = c};
-  uopi_sb_init(&pr.out, c);
-  char *res = NULL;
-  int ok = (pr.lines = uopi_table_acquire(c)) != NULL;
-  /* 1: the constants that cannot be inline somewhere, and a constant root */
+  if (!order) return 0;
+  int ok = (pr->lines = uopi_table_acquire(c)) != NULL;
+  /* 1: the constants that cannot be inline somewhere, and a constant root;
+     and room for the widest node's decisions, so that pass 3 allocates
+     nothing but (for a line longer than WRITE_CHUNK) the text buffer */
+  uint32_t widest = 0;
   for (uint32_t i = 0; ok && i < n; i++) {
     const uopc_node *u = order[i];
+    if (u->nsrc > widest) widest = u->nsrc;
     if (is_const(u) || !(u->srcops & (UINT64_C(1) << UOPC_OP_CONST))) continue;
-    if (!(ok = decide(&pr, u))) break;
+    if (!(ok = decide(pr, u))) break;
     for (uint32_t j = 0; ok && j < u->nsrc; j++)
-      if (is_const(u->src[j]) && !pr.inl[j]) ok = uopi_table_set(c, pr.lines, u->src[j]->id, NEEDS_LINE);
+      if (is_const(u->src[j]) && !pr->inl[j]) ok = uopi_table_set(c, pr->lines, u->src[j]->id, NEEDS_LINE);
   }
-  if (ok && is_const(root)) ok = uopi_table_set(c, pr.lines, root->id, NEEDS_LINE);
+  if (ok && !uopi_grow(c, (void **)&pr->inl, &pr->inl_cap, widest + 1, 1)) ok = 0;
+  if (ok && is_const(root)) ok = uopi_table_set(c, pr->lines, root->id, NEEDS_LINE);
   /* 2: numbering, in toposort order */
   uint32_t k = 0;
   for (uint32_t i = 0; ok && i < n; i++) {
     const uopc_node *u = order[i];
-    if (is_const(u) && uopi_table_get(pr.lines, u->id) != NEEDS_LINE) continue;
-    ok = uopi_table_set(c, pr.lines, u->id, (void *)(uintptr_t)(++k));
+    if (is_const(u) && uopi_table_get(pr->lines, u->id) != NEEDS_LINE) continue;
+    ok = uopi_table_set(c, pr->lines, u->id, (void *)(uintptr_t)(++k));
   }
   /* 3: the lines */
   for (uint32_t i = 0; ok && i < n; i++) {
     const uopc_node *u = order[i];
-    if (is_const(u) && !uopi_table_get(pr.lines, u->id)) continue;
-    ok = put_line(&pr, u);
+    if (is_const(u) && !uopi_table_get(pr->lines, u->id)) continue;
+    ok = put_line(pr, u) && pr->out.ok;
+    if (ok && f && pr->out.n >= WRITE_CHUNK) ok = flush_to(pr, f);
   }
-  if (ok) res = uopi_sb_finish(&pr.out);
-  uopi_sb_free(&pr.out);
-  uopc_mem_free(c, pr.inl, pr.inl_cap);
-  uopi_table_release(c, pr.lines);
+  if (ok && f) ok = flush_to(pr, f);
   uopc_mem_free(c, order, (size_t)n * sizeof *order);
+  return ok;
+}
+
+static void printer_free(printer *pr) {
+  uopi_sb_free(&pr->out);
+  uopc_mem_free(pr->c, pr->inl, pr->inl_cap);
+  if (pr->lines) uopi_table_release(pr->c, pr->lines);
+}
+
+char *uopc_uir_print(uopc_ctx *c, uopc_node *root) {
+  if (!uopi_check_node(c, root, "uir_print")) return NULL;
+  printer pr = {.c = c};
+  uopi_sb_init(&pr.out, c);
+  char *res = print_graph(&pr, root, NULL) ? uopi_sb_finish(&pr.out) : NULL;
+  printer_free(&pr);
   return res;
+}
+
+int uopc_uir_write(uopc_ctx *c, uopc_node *root, FILE *f) {
+  if (!uopi_check_node(c, root, "uir_write")) return -1;
+  if (!f) return uopc_fail(c, UOPC_ERR_ARG, "uir_write: NULL file"), -1;
+  printer pr = {.c = c};
+  uopi_sb_init(&pr.out, c);
+  int ok = print_graph(&pr, root, f);
+  printer_free(&pr);
+  return ok ? 0 : -1;
 }

@@ -20,27 +20,38 @@
 
 /* ---- names.c ------------------------------------------------------------ */
 
+/* One name: off is where it starts in the text (after its '%'; never 0, so
+   0 marks an empty slot), id its node's id (uopc_ctx_node). */
 typedef struct uopi_name {
-  const char *s;      /* points into the parsed text; NULL: empty slot */
-  uopc_node *node;
-  uint32_t hash;
-  uint32_t len;       /* names longer than 4 GiB are refused */
-  int line;           /* where it was defined */
+  uint32_t off;
+  uint32_t id;
 } uopi_name;
 
 typedef struct uopi_names {
   uopc_ctx *c;
+  const char *text;   /* the text being parsed (not owned), len < UINT32_MAX */
+  size_t len;
   uopi_name *e;
   size_t cap, n;      /* cap is 0 or a power of two */
 } uopi_names;
 
-UOPI_FUNC void uopi_names_init(uopi_names *m, uopc_ctx *c);
+/* An empty map for names in text[0..len), which must outlive it. */
+UOPI_FUNC void uopi_names_init(uopi_names *m, uopc_ctx *c, const char *text, size_t len);
 UOPI_FUNC void uopi_names_free(uopi_names *m);
-/* The entry for s[0..len), or NULL. */
+/* The entry for the name s[0..len), or NULL.  s is a whole %NAME token (a
+   maximal run of word characters), anywhere. */
 UOPI_FUNC uopi_name *uopi_names_get(const uopi_names *m, const char *s, size_t len);
-/* Adds a name that is not in the map (len < UINT32_MAX).  0 on OOM
-   (context error set). */
-UOPI_FUNC int uopi_names_put(uopi_names *m, const char *s, size_t len, uopc_node *node, int line);
+/* Adds a name that is not in the map; s[0..len) is a %NAME token inside the
+   map's text.  0 on OOM (context error set). */
+UOPI_FUNC int uopi_names_put(uopi_names *m, const char *s, size_t len, const uopc_node *node);
+/* The 1-based line of the text where entry e's name stands (INT_MAX at most);
+   counts the text before it, so it is for error messages. */
+UOPI_FUNC int uopi_names_line(const uopi_names *m, const uopi_name *e);
+
+/* The characters of %NAME tokens and words: [A-Za-z0-9_]. */
+static inline int uopi_is_digit(int ch) { return ch >= '0' && ch <= '9'; }
+static inline int uopi_is_alpha(int ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_'; }
+static inline int uopi_is_word(int ch) { return uopi_is_alpha(ch) || uopi_is_digit(ch); }
 
 /* ---- lex.c -------------------------------------------------------------- */
 
