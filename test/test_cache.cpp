@@ -22,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -281,6 +282,33 @@ TEST(CacheKey, SipHash128MatchesTheReferenceVectors) {
   }
 }
 
+// Elasticsearch's MurmurHash3 x64_128 test values (seed s: both lanes start
+// at s), which reach both tail lengths and whole 16-byte blocks.
+TEST(CacheKey, Murmur3MatchesKnownValues) {
+  struct V {
+    const char *in;
+    uint64_t seed, h1, h2;
+  } const v[] = {
+      {"hell", 0, 0x629942693e10f867ull, 0x92db0b82baeb5347ull},
+      {"hello", 1, 0xa78ddff5adae8d10ull, 0x128900ef20900135ull},
+      {"hello ", 2, 0x8a486b23f422e826ull, 0xf962a2c58947765full},
+      {"hello w", 3, 0x2ea59f466f6bed8cull, 0xc610990acc428a17ull},
+      {"hello wo", 4, 0x79f6305a386c572cull, 0x46305aed3483b94eull},
+      {"hello wor", 5, 0xc2219d213ec1f1b5ull, 0xa1d8e2e0a52785bdull},
+      {"The quick brown fox jumps over the lazy dog", 0, 0xe34bbc7bbc071b6cull, 0x7a433ca9c49a9347ull},
+      {"The quick brown fox jumps over the lazy cog", 0, 0x658ca970ff85269aull, 0x43fee3eaa68e5c3eull},
+  };
+  for (const V &t : v) {
+    uint8_t key[16], out[16];
+    for (int i = 0; i < 8; i++) key[i] = key[8 + i] = (uint8_t)(t.seed >> (8 * i));
+    uopi_murmur3_128(key, t.in, strlen(t.in), out);
+    uint64_t h1 = 0, h2 = 0;
+    for (int i = 7; i >= 0; i--) h1 = h1 << 8 | out[i], h2 = h2 << 8 | out[8 + i];
+    EXPECT_EQ(h1, t.h1) << t.in;
+    EXPECT_EQ(h2, t.h2) << t.in;
+  }
+}
+
 TEST(CacheKey, EqualGraphsFromDifferentContextsShareAKey) {
   Kernel A, B;
   // B builds unrelated nodes first: other ids, other pointers
@@ -295,6 +323,91 @@ TEST(CacheKey, EqualGraphsFromDifferentContextsShareAKey) {
   MakeKey(A.c, Mm(A.c, 64), UOPI_JIT_TIER2, ma);
   MakeKey(B.c, Mm(B.c, 64), UOPI_JIT_TIER2, mb);
   EXPECT_EQ(Hex(ma.k.hash), Hex(mb.k.hash));
+}
+
+// The key's graph bytes as lib/kcache/key.c's header documents them, made
+// here independently from uopc_toposort: "R1" or "G1", nbufs, count, then
+// per node op dtype ndim shape nsrc (position deltas) arg.i bits(arg.f)
+// rop n v[n] name, all LEB128 (signed ones zigzag).
+std::vector<uint8_t> RefBytes(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs) {
+  std::vector<uint8_t> b;
+  auto u = [&](uint64_t v) {
+    while (v >= 0x80) b.push_back((uint8_t)(v | 0x80)), v >>= 7;
+    b.push_back((uint8_t)v);
+  };
+  auto s = [&](int64_t v) { u(((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); };
+  uint32_t n = 0;
+  uopc_node **all = uopc_toposort(c, root, &n);
+  std::map<const uopc_node *, uint32_t> pos;
+  b.push_back((uint8_t)tag), b.push_back('1');
+  u(nbufs), u(n);
+  for (uint32_t i = 0; i < n; i++) {
+    const uopc_node *x = all[i];
+    pos[x] = i;
+    u(x->op), u(x->dtype), u(x->ndim);
+    for (uint32_t d = 0; d < x->ndim; d++) s(x->shape[d]);
+    u(x->nsrc);
+    for (uint32_t k = 0; k < x->nsrc; k++) u(i - pos.at(x->src[k]));
+    s(x->arg.i);
+    uint64_t fb;
+    memcpy(&fb, &x->arg.f, 8);
+    u(fb), u(x->arg.rop), u(x->arg.n);
+    for (uint32_t k = 0; k < x->arg.n; k++) s(x->arg.v[k]);
+    if (!x->arg.name) {
+      u(0);
+    } else {
+      u(strlen(x->arg.name) + 1);
+      for (const char *q = x->arg.name; *q; q++) b.push_back((uint8_t)*q);
+    }
+  }
+  uopc_mem_free(c, all, (size_t)n * sizeof *all);
+  return b;
+}
+
+// One walk writes the bytes (key.c): in a small context with positions on
+// the stack, in one of more than 1024 nodes with a side table, and for a
+// graph deeper than the walk's 128 frames on the stack.  Every way gives the
+// documented bytes, the same in both contexts, raw and prepared, and the
+// raw-key memo gives them back unchanged.
+TEST(CacheKey, BytesAreTheDocumentedSerializationInEveryContext) {
+  Kernel A, B;
+  for (int i = 0; i < 3000; i++) uopc_const_i(B.c, UOPC_DT_I32, 1000 + i);  // B: the side-table path
+  auto deep = [](uopc_ctx *c) {  // o[i] = ((a[i] + 1) + 2) + ... : 300 deep
+    uopc_node *o = uopc_buffer(c, 0, UOPC_DT_F32, 16), *a = uopc_buffer(c, 1, UOPC_DT_F32, 16);
+    uopc_node *i = uopc_range(c, uopc_const_i(c, UOPC_DT_I32, 16), 0);
+    uopc_node *v = uopc_load(c, uopc_index(c, a, &i, 1));
+    for (int k = 0; k < 300; k++) v = uopc_add(c, v, uopc_const_f(c, UOPC_DT_F32, k + 1));
+    uopc_node *st = uopc_store(c, uopc_index(c, o, &i, 1), v);
+    uopc_node *e = uopc_end(c, st, &i, 1);
+    return uopc_sink(c, &e, 1);
+  };
+  for (int g = 0; g < 3; g++) {
+    SCOPED_TRACE(g);
+    uopc_node *ra = g == 0 ? Ew(A.c, 4096) : g == 1 ? Mm(A.c, 64) : deep(A.c);
+    uopc_node *rb = g == 0 ? Ew(B.c, 4096) : g == 1 ? Mm(B.c, 64) : deep(B.c);
+    ASSERT_NE(ra, nullptr);
+    ASSERT_NE(rb, nullptr);
+    Key xa, xb, xa2;
+    ASSERT_EQ(uopi_kkey_raw(A.c, ra, UOPI_JIT_TIER0, 0, &xa.k), UOPC_OK);
+    ASSERT_EQ(uopi_kkey_raw(B.c, rb, UOPI_JIT_TIER0, 0, &xb.k), UOPC_OK);
+    ASSERT_EQ(uopi_kkey_raw(A.c, ra, UOPI_JIT_TIER0, 0, &xa2.k), UOPC_OK);  // from the memo
+    std::vector<uint8_t> want = RefBytes(A.c, ra, 'R', 0);
+    EXPECT_EQ(std::vector<uint8_t>(xa.k.graph, xa.k.graph + xa.k.graph_len), want);
+    EXPECT_EQ(std::vector<uint8_t>(xb.k.graph, xb.k.graph + xb.k.graph_len), want);
+    EXPECT_EQ(std::vector<uint8_t>(xa2.k.graph, xa2.k.graph + xa2.k.graph_len), want);
+    EXPECT_EQ(Hex(xa.k.hash), Hex(xb.k.hash));
+    EXPECT_EQ(Hex(xa.k.hash), Hex(xa2.k.hash));
+    Key pa, pb;
+    MakeKey(A.c, ra, UOPI_JIT_TIER0, pa);
+    MakeKey(B.c, rb, UOPI_JIT_TIER0, pb);
+    uopi_kernel_ir ir;
+    ASSERT_EQ(uopi_kernel_prepare(A.c, ra, &ir), UOPC_OK);
+    EXPECT_EQ(std::vector<uint8_t>(pa.k.graph, pa.k.graph + pa.k.graph_len), RefBytes(A.c, ir.root, 'G', ir.nbufs));
+    EXPECT_EQ(std::vector<uint8_t>(pb.k.graph, pb.k.graph + pb.k.graph_len),
+              std::vector<uint8_t>(pa.k.graph, pa.k.graph + pa.k.graph_len));
+    EXPECT_EQ(Hex(pa.k.hash), Hex(pb.k.hash));
+    EXPECT_NE(Hex(pa.k.hash), Hex(xa.k.hash));  // prepared and raw keys are told apart
+  }
 }
 
 TEST(CacheKey, EquivalentIndexExpressionsShareAKey) {

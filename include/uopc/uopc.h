@@ -28,10 +28,11 @@
  *       the return value (NULL, or a status other than UOPC_OK) says it
  *       failed, and *e holds THIS call's error, never one recorded by an
  *       earlier call.  e may be NULL (the message is dropped).  *e is set
- *       on failure; on success it is zeroed or left alone, so read it only
- *       after a failure.  When such a call also takes a context, the
- *       context's recorded error is the same after the call as before it:
- *       neither set, nor cleared, nor read.  So a constructor error earlier
+ *       on failure; on success it is cleared (code UOPC_OK, empty msg, no
+ *       file) or left alone, so read it only after a failure.  When such a
+ *       call also takes a context, the context's recorded error is the
+ *       same after the call as before it: neither set, nor cleared, nor
+ *       read.  So a constructor error earlier
  *       in the context, then uopc_compile of a non-SINK root, gives
  *       "a kernel's root must be a SINK ..." in *e, and uopc_ctx_error(c)
  *       still holds the constructor's error.

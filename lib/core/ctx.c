@@ -209,8 +209,7 @@ const uopc_error *uopc_ctx_error(const uopc_ctx *c) { return c && c->has_err ? &
 
 void uopc_ctx_clear_error(uopc_ctx *c) {
   if (!c) return;
-  c->has_err = 0;
-  memset(&c->err, 0, sizeof c->err);
+  c->has_err = 0; /* c->err is written whole by the next uopc_fail */
 }
 
 void *uopc_fail(uopc_ctx *c, uopc_status code, const char *fmt, ...) {
@@ -346,8 +345,11 @@ uopc_status uopi_err_end(uopc_ctx *c, uopi_errsave *s, uopc_status st, uopc_erro
       e->code = st;
       snprintf(e->msg, sizeof e->msg, "%s", st == UOPC_ERR_NOMEM ? "out of memory" : "failed (no message recorded)");
     }
-  } else if (e) {
-    memset(e, 0, sizeof *e);
+  } else if (e) { /* no error: code UOPC_OK and an empty message (not a 280-byte memset) */
+    e->code = UOPC_OK;
+    e->file = NULL;
+    e->line = e->col = 0;
+    e->msg[0] = 0;
   }
   uopc_ctx_clear_error(c);
   if (c && s->had) {

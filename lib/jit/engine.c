@@ -36,6 +36,7 @@ static int process_failed;
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int ready;
+static atomic_uint generation; /* successful inits so far (uopi_jit_generation) */
 static uopi_jit_engine engine = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void process_init(void) {
@@ -151,6 +152,7 @@ uopc_status uopi_jit_get(uopi_jit_engine **g, uopc_error *e) {
   uopc_status st = UOPC_OK;
   if (!atomic_load_explicit(&ready, memory_order_relaxed)) {
     st = create(&engine, e);
+    if (st == UOPC_OK) atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
     if (st == UOPC_OK) atomic_store_explicit(&ready, 1, memory_order_release);
   }
   pthread_mutex_unlock(&init_lock);
@@ -188,6 +190,8 @@ unsigned uopi_jit_vector_bits(void) {
 const char *uopi_jit_target_id(void) {
   return atomic_load_explicit(&ready, memory_order_acquire) ? engine.target_id : NULL;
 }
+
+unsigned uopi_jit_generation(void) { return atomic_load_explicit(&generation, memory_order_relaxed); }
 
 uopc_status uopi_jit_module_new(const char *name, LLVMModuleRef *out, uopc_error *e) {
   uopi_jit_engine *g;

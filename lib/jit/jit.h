@@ -114,6 +114,9 @@ UOPI_FUNC uopc_status uopi_jit_warm(uopi_jit_tier t, uopc_error *e);
    version, triple, host CPU and features, the cl::opts set.  A static string
    after a successful init (valid until shutdown), NULL before. */
 UOPI_FUNC const char *uopi_jit_target_id(void);
+/* A number that changes at every successful init: a target id string seen
+   at the same address in the same generation has the same contents. */
+UOPI_FUNC unsigned uopi_jit_generation(void);
 
 /* The vector width kernels are compiled for, in bits: 512 where the target
    (the host, or UOPC_JIT_CPU / UOPC_JIT_FEATURES) has AVX-512F, 256 with

@@ -51,6 +51,13 @@ extern "C" {
 /* SipHash-2-4 with the 128-bit output of the reference implementation
    (veorq/SipHash, outlen 16): out = 16 bytes, little endian. */
 UOPI_FUNC void uopi_siphash128(const uint8_t key[16], const void *data, size_t n, uint8_t out[16]);
+/* MurmurHash3 x64_128 (Appleby's public-domain algorithm) with its two
+   64-bit lanes started from the key (le64(key), le64(key + 8)) instead of
+   both from a 32-bit seed; a key of le64 = seed in both halves gives the
+   reference results.  out = h1 then h2, little endian.  About four times
+   faster than SipHash here; it names the raw keys, which live in memory only
+   and are compared byte for byte (docs/cache.md). */
+UOPI_FUNC void uopi_murmur3_128(const uint8_t key[16], const void *data, size_t n, uint8_t out[16]);
 
 /* ---- keys ------------------------------------------------------------------ */
 
@@ -156,7 +163,8 @@ UOPI_FUNC void uopi_kcache_abandon(uopi_kentry *e);
 /* Remembers raw (the key of the graph as given that led to e, a held ready
    entry) so that uopi_kcache_find_raw finds e.  raw's graph bytes move into
    the store (raw->graph becomes NULL) unless another thread remembered the
-   same key first.  Out of memory only skips it. */
+   same key first; bytes lent by the context's raw-key memo are copied.  Out
+   of memory only skips it. */
 UOPI_FUNC void uopi_kcache_alias(uopi_kentry *e, uopi_kkey *raw);
 
 /* The code and the buffers of a held ready entry (owned by the entry). */

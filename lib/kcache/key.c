@@ -77,9 +77,47 @@ void uopi_siphash128(const uint8_t key[16], const void *data, size_t n, uint8_t 
   put64(out + 8, v0 ^ v1 ^ v2 ^ v3);
 }
 
+/* ---- MurmurHash3 x64_128, keyed --------------------------------------------- */
+
+static uint64_t fmix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ull;
+  return k ^ (k >> 33);
+}
+
+void uopi_murmur3_128(const uint8_t key[16], const void *data, size_t n, uint8_t out[16]) {
+  const uint64_t c1 = 0x87c37b91114253d5ull, c2 = 0x4cf5ad432745937full;
+  const uint8_t *in = data;
+  uint64_t h1 = le64(key), h2 = le64(key + 8);
+  const uint8_t *end = in + (n - n % 16);
+  for (; in != end; in += 16) {
+    uint64_t k1 = le64(in), k2 = le64(in + 8);
+    k1 *= c1, k1 = ROTL(k1, 31), k1 *= c2, h1 ^= k1;
+    h1 = ROTL(h1, 27), h1 += h2, h1 = h1 * 5 + 0x52dce729;
+    k2 *= c2, k2 = ROTL(k2, 33), k2 *= c1, h2 ^= k2;
+    h2 = ROTL(h2, 31), h2 += h1, h2 = h2 * 5 + 0x38495ab5;
+  }
+  uint64_t k1 = 0, k2 = 0;
+  size_t t = n % 16;
+  for (size_t i = t; i > 8; i--) k2 = k2 << 8 | in[i - 1];
+  for (size_t i = t < 8 ? t : 8; i > 0; i--) k1 = k1 << 8 | in[i - 1];
+  if (t > 8) k2 *= c2, k2 = ROTL(k2, 33), k2 *= c1, h2 ^= k2;
+  if (t > 0) k1 *= c1, k1 = ROTL(k1, 31), k1 *= c2, h1 ^= k1;
+  h1 ^= (uint64_t)n, h2 ^= (uint64_t)n;
+  h1 += h2, h2 += h1;
+  h1 = fmix64(h1), h2 = fmix64(h2);
+  h1 += h2, h2 += h1;
+  put64(out, h1);
+  put64(out + 8, h2);
+}
+
 /* ---- the environment ------------------------------------------------------ */
 
-const char *uopi_kcache_codegen_id(void) { return UOPI_CODEGEN_ID; }
+static const char codegen_id[] = UOPI_CODEGEN_ID; /* one address: memo_matches compares it */
+
+const char *uopi_kcache_codegen_id(void) { return codegen_id; }
 
 uopc_status uopi_kenv_get(uopi_jit_tier t, unsigned flags, uopi_kenv *out, uopc_error *e) {
   memset(out, 0, sizeof *out);
@@ -94,7 +132,7 @@ uopc_status uopi_kenv_get(uopi_jit_tier t, unsigned flags, uopi_kenv *out, uopc_
     }
     return UOPC_ERR_ARG;
   }
-  *out = (uopi_kenv){UOPI_KCACHE_FORMAT, (uint32_t)t, flags, UOPI_CODEGEN_ID, target, pipe};
+  *out = (uopi_kenv){UOPI_KCACHE_FORMAT, (uint32_t)t, flags, codegen_id, target, pipe};
   return UOPC_OK;
 }
 
@@ -103,6 +141,8 @@ uopc_status uopi_kenv_get(uopi_jit_tier t, unsigned flags, uopi_kenv *out, uopc_
    tier and fast-math bit: the target id is ~1.5 KB of CPU features. */
 typedef struct env_memo {
   char *target;          /* a copy (the engine's string dies with shutdown) */
+  const char *target_at; /* the engine's string it was copied from, */
+  unsigned gen;          /* in this engine generation (uopi_jit_generation) */
   const char *pipeline;  /* static (lib/jit/passes.c) */
   uint32_t tier, flags, format;
   int valid;
@@ -112,9 +152,14 @@ typedef struct env_memo {
 static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
 static env_memo memo[8];
 
+/* The target id is ~1.5 KB: the same string of the same engine generation
+   is known equal without reading it (a fresh-context memory hit keys twice). */
 static int memo_matches(const env_memo *m, const uopi_kenv *env) {
-  return m->valid && m->tier == env->tier && m->flags == env->flags && m->format == env->format && m->pipeline == env->pipeline &&
-         strcmp(env->codegen, UOPI_CODEGEN_ID) == 0 && strcmp(m->target, env->target) == 0;
+  if (!(m->valid && m->tier == env->tier && m->flags == env->flags && m->format == env->format &&
+        m->pipeline == env->pipeline))
+    return 0;
+  if (env->codegen == codegen_id && env->target == m->target_at && m->gen == uopi_jit_generation()) return 1;
+  return strcmp(env->codegen, UOPI_CODEGEN_ID) == 0 && strcmp(m->target, env->target) == 0;
 }
 
 static void env_key(const uopi_kenv *env, uint8_t key[16]) {
@@ -137,7 +182,7 @@ static void env_key(const uopi_kenv *env, uint8_t key[16]) {
   if (!copy) return;
   pthread_mutex_lock(&memo_lock);
   free(m->target);
-  *m = (env_memo){copy, env->pipeline, env->tier, env->flags, env->format, 1, {0}};
+  *m = (env_memo){copy, env->target, uopi_jit_generation(), env->pipeline, env->tier, env->flags, env->format, 1, {0}};
   memcpy(m->key, k, 16);
   pthread_mutex_unlock(&memo_lock);
 }
@@ -171,76 +216,157 @@ static uint64_t dbits(double f) {
   return b;
 }
 
+/* The bytes one node can take at most: 10 per LEB128 number. */
+static size_t node_bound(const uopc_node *u) {
+  return 10 * (9 + (size_t)u->ndim + u->nsrc + u->arg.n) + (u->arg.name ? strlen(u->arg.name) : 0);
+}
+
+/* Node positions by id (position + 1; 0: not written yet): an array on the
+   stack for contexts of up to POS_SMALL nodes (a kernel built in a fresh
+   context: no allocation, no generation test), a side table otherwise. */
+#define POS_SMALL 1024
+typedef struct posmap {
+  uint32_t *small; /* c->n_nodes entries, or NULL */
+  uopi_table *t;
+} posmap;
+
+static inline uint32_t pos_get(const posmap *m, uint32_t id) {
+  return m->small ? m->small[id] : (uint32_t)(uintptr_t)uopi_table_get(m->t, id);
+}
+
+static inline int pos_set(uopc_ctx *c, posmap *m, uint32_t id, uint32_t v) {
+  if (m->small) return m->small[id] = v, 1;
+  return uopi_table_set(c, m->t, id, (void *)(uintptr_t)v);
+}
+
+static uint8_t *put_node(uint8_t *p, const uopc_node *u, uint32_t i, const posmap *pos) {
+  p = put_u(p, u->op);
+  p = put_u(p, u->dtype);
+  p = put_u(p, u->ndim);
+  for (uint32_t d = 0; d < u->ndim; d++) p = put_s(p, u->shape[d]);
+  p = put_u(p, u->nsrc);
+  for (uint32_t s = 0; s < u->nsrc; s++) {
+    uint32_t q = pos_get(pos, u->src[s]->id);
+    UOPI_ASSERT(q > 0 && q <= i); /* post-order: sources come first */
+    p = put_u(p, i + 1 - q);
+  }
+  p = put_s(p, u->arg.i);
+  p = put_u(p, dbits(u->arg.f));
+  p = put_u(p, u->arg.rop);
+  p = put_u(p, u->arg.n);
+  for (uint32_t j = 0; j < u->arg.n && u->arg.v; j++) p = put_s(p, u->arg.v[j]);
+  if (!u->arg.name) return put_u(p, 0);
+  size_t l = strlen(u->arg.name);
+  p = put_u(p, l + 1);
+  memcpy(p, u->arg.name, l);
+  return p + l;
+}
+
+/* Room for need more bytes at *p in the malloc'd buffer *buf of *cap. */
+static int reserve(uint8_t **buf, size_t *cap, uint8_t **p, size_t need) {
+  size_t used = (size_t)(*p - *buf);
+  if (need <= *cap - used) return 1;
+  size_t ncap = *cap * 2;
+  while (ncap - used < need) ncap *= 2;
+  uint8_t *nb = realloc(*buf, ncap);
+  if (!nb) return 0;
+  *buf = nb, *cap = ncap, *p = nb + used;
+  return 1;
+}
+
+/* The room left before the nodes for the header: tag, '1', and two LEB128
+   numbers of at most 5 bytes (32-bit values). */
+#define HEAD_ROOM 12
+
 /* The serialization of the graph at root (malloc'd, *len bytes), or NULL
-   with the error in the context.  tag and nbufs come first. */
+   with the error in the context.  One walk: the nodes are written as the
+   post-order walk (uopc_toposort's order: sources left to right, each node
+   once) reaches them, with their positions in one side table, and the
+   header (which holds the node count) is put before them at the end. */
 static uint8_t *serialize(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs, size_t *len) {
+  typedef struct {
+    uopc_node *u;
+    uint32_t next;
+  } frame;
+  frame small[128], *st = small;
+  size_t st_cap = 128, sp = 0;
+  size_t cap = 1024;
+  uint8_t *buf = malloc(cap), *p = buf + HEAD_ROOM;
+  uint32_t small_pos[POS_SMALL];
+  posmap pos = {NULL, NULL};
+  uint32_t count = uopc_ctx_count(c);
+  if (count <= POS_SMALL) memset(small_pos, 0, count * sizeof *small_pos), pos.small = small_pos;
+  else if (buf) pos.t = uopi_table_acquire(c);
   uint32_t n = 0;
-  uopc_node **all = uopc_toposort(c, root, &n);
-  if (!all) return NULL;
-  /* an upper bound: 10 bytes per LEB128 number */
-  size_t cap = 2 + 2 * 10;
-  for (uint32_t i = 0; i < n; i++) {
-    const uopc_node *u = all[i];
-    cap += 10 * (9 + (size_t)u->ndim + u->nsrc + u->arg.n) + (u->arg.name ? strlen(u->arg.name) : 0);
-  }
-  uopi_table *pos = uopi_table_acquire(c);
-  uint8_t *buf = pos ? malloc(cap) : NULL, *p = buf;
-  if (pos && !buf) uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
-  if (buf) {
-    *p++ = (uint8_t)tag, *p++ = '1';
-    p = put_u(p, nbufs);
-    p = put_u(p, n);
-  }
-  for (uint32_t i = 0; i < n && buf; i++) {
-    const uopc_node *u = all[i];
-    if (!uopi_table_set(c, pos, u->id, (void *)(uintptr_t)(i + 1))) {
-      free(buf);
-      buf = NULL;
-      break;
+  int ok = buf && (pos.small || pos.t);
+  if (ok) st[sp++] = (frame){root, 0};
+  while (ok && sp) {
+    frame *f = &st[sp - 1];
+    uopc_node *u = f->u;
+    if (f->next < u->nsrc) {
+      /* a source already written is skipped; one on the stack cannot be
+         met again (it would be its own source: graphs are acyclic) */
+      uopc_node *s = u->src[f->next++];
+      if (pos_get(&pos, s->id)) continue;
+      if (sp == st_cap) {
+        frame *ns = malloc(2 * st_cap * sizeof *ns);
+        if (!(ok = ns != NULL)) break;
+        memcpy(ns, st, sp * sizeof *st);
+        if (st != small) free(st);
+        st = ns, st_cap *= 2;
+      }
+      st[sp++] = (frame){s, 0};
+      continue;
     }
-    p = put_u(p, u->op);
-    p = put_u(p, u->dtype);
-    p = put_u(p, u->ndim);
-    for (uint32_t d = 0; d < u->ndim; d++) p = put_s(p, u->shape[d]);
-    p = put_u(p, u->nsrc);
-    for (uint32_t s = 0; s < u->nsrc; s++) {
-      uintptr_t q = (uintptr_t)uopi_table_get(pos, u->src[s]->id);
-      UOPI_ASSERT(q > 0 && q <= i); /* toposort: sources come first */
-      p = put_u(p, i + 1 - q);
-    }
-    p = put_s(p, u->arg.i);
-    p = put_u(p, dbits(u->arg.f));
-    p = put_u(p, u->arg.rop);
-    p = put_u(p, u->arg.n);
-    for (uint32_t j = 0; j < u->arg.n && u->arg.v; j++) p = put_s(p, u->arg.v[j]);
-    if (!u->arg.name) {
-      p = put_u(p, 0);
-    } else {
-      size_t l = strlen(u->arg.name);
-      p = put_u(p, l + 1);
-      memcpy(p, u->arg.name, l);
-      p += l;
-    }
+    sp--;
+    ok = n < UINT32_MAX - 1 && reserve(&buf, &cap, &p, node_bound(u)) && pos_set(c, &pos, u->id, n + 1);
+    if (ok) p = put_node(p, u, n++, &pos);
   }
-  if (pos) uopi_table_release(c, pos);
-  uopc_mem_free(c, all, (size_t)n * sizeof *all);
-  *len = buf ? (size_t)(p - buf) : 0;
+  if (st != small) free(st);
+  if (pos.t) uopi_table_release(c, pos.t);
+  if (!ok) {
+    free(buf);
+    uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  uint8_t head[HEAD_ROOM], *h = head;
+  *h++ = (uint8_t)tag, *h++ = '1';
+  h = put_u(h, nbufs);
+  h = put_u(h, n);
+  size_t hl = (size_t)(h - head), body = (size_t)(p - buf) - HEAD_ROOM;
+  memmove(buf + hl, buf + HEAD_ROOM, body);
+  memcpy(buf, head, hl);
+  *len = hl + body;
   return buf;
 }
 
+/* The hash of graph bytes g[0..n) tagged tag under the environment key:
+   SipHash for prepared keys ('G'), which name files on disk and must stay
+   the same across processes and builds of one codegen id; MurmurHash3 for
+   raw keys ('R'), which never leave the process's memory: they are made on
+   every compile of a graph new to its context, and SipHash was half of a
+   memory hit there (docs/decisions.md, stop 21). */
+static void graph_hash(char tag, const uint8_t envkey[16], const uint8_t *g, size_t n, uint8_t out[UOPI_KCACHE_HASH]) {
+  if (tag == 'R') uopi_murmur3_128(envkey, g, n, out);
+  else uopi_siphash128(envkey, g, n, out);
+}
+
+/* The key of the graph at root; envkey gets the environment's SipHash key. */
 static uopc_status make(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs, uopi_jit_tier t, unsigned flags,
-                        uopi_kkey *out) {
+                        uopi_kkey *out, uint8_t envkey[16]) {
   memset(out, 0, sizeof *out);
-  uopc_error e = {0};
+  uopc_error e; /* set by uopi_kenv_get when it fails */
   if (uopi_kenv_get(t, flags, &out->env, &e) != UOPC_OK) return uopc_fail(c, e.code, "%s", e.msg), e.code;
   out->graph = serialize(c, root, tag, nbufs, &out->graph_len);
   if (!out->graph) return uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
-  uopi_kkey_hash(&out->env, out->graph, out->graph_len, out->hash);
+  env_key(&out->env, envkey);
+  graph_hash(tag, envkey, out->graph, out->graph_len, out->hash);
   return UOPC_OK;
 }
 
 uopc_status uopi_kkey_make(uopc_ctx *c, const uopi_kernel_ir *k, uopi_jit_tier t, unsigned flags, uopi_kkey *out) {
-  return make(c, k->root, 'G', k->nbufs, t, flags, out);
+  uint8_t envkey[16];
+  return make(c, k->root, 'G', k->nbufs, t, flags, out, envkey);
 }
 
 /* The raw-key memo of a context: the graph bytes of the last RAW_MEMO roots
@@ -274,24 +400,24 @@ uopc_status uopi_kkey_raw(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigne
   if (m)
     for (; i < RAW_MEMO && m->e[i].id1 != root->id + 1; i++) {
     }
-  if (!m || i == RAW_MEMO) { /* not seen: the bytes, then a copy for the memo (skipped when out of memory) */
-    uopc_status st = make(c, root, 'R', 0, t, flags, out);
+  if (!m || i == RAW_MEMO) { /* not seen: the bytes, then into the memo (skipped when out of memory) */
+    uint8_t envkey[16];
+    uopc_status st = make(c, root, 'R', 0, t, flags, out, envkey);
     if (st) return st;
     if (!m && !c->ext_memo_free && (m = calloc(1, sizeof *m))) c->ext_memo = m, c->ext_memo_free = raw_memo_free;
-    uint8_t *copy = m ? malloc(out->graph_len) : NULL;
-    if (!copy) return UOPC_OK;
-    memcpy(copy, out->graph, out->graph_len);
+    if (!m) return UOPC_OK;
     i = (int)(m->next++ % RAW_MEMO);
     free(m->e[i].graph);
     m->e[i].id1 = root->id + 1;
-    m->e[i].graph = copy;
+    m->e[i].graph = out->graph; /* the memo owns the bytes from here on and lends them to out */
     m->e[i].len = out->graph_len;
-    env_key(&out->env, m->e[i].env);
+    out->lent = 1;
+    memcpy(m->e[i].env, envkey, sizeof envkey);
     memcpy(m->e[i].hash, out->hash, UOPI_KCACHE_HASH);
     return UOPC_OK;
   }
   memset(out, 0, sizeof *out);
-  uopc_error e = {0};
+  uopc_error e; /* set by uopi_kenv_get when it fails */
   if (uopi_kenv_get(t, flags, &out->env, &e) != UOPC_OK) return uopc_fail(c, e.code, "%s", e.msg), e.code;
   out->graph = m->e[i].graph; /* lent: uopi_kkey_free leaves it, uopi_kcache_alias copies it */
   out->graph_len = m->e[i].len;
@@ -299,7 +425,7 @@ uopc_status uopi_kkey_raw(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigne
   uint8_t env[16];
   env_key(&out->env, env);
   if (memcmp(env, m->e[i].env, sizeof env) != 0) { /* another tier or environment: hash again */
-    uopi_siphash128(env, out->graph, out->graph_len, m->e[i].hash);
+    graph_hash('R', env, out->graph, out->graph_len, m->e[i].hash);
     memcpy(m->e[i].env, env, sizeof env);
   }
   memcpy(out->hash, m->e[i].hash, UOPI_KCACHE_HASH);
