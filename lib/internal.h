@@ -111,6 +111,7 @@ UOPI_FUNC void uopi_scratch_free_all(uopc_ctx *c);
 /* ---- debug switches ------------------------------------------------------
  * Read from the context (set from UOPC_DEBUG when the context is made). */
 UOPI_FUNC FILE *uopi_trace(const uopc_ctx *c);     /* NULL: off */
+UOPI_FUNC int uopi_tracing(const uopc_ctx *c);     /* a trace file or callback is set */
 UOPI_FUNC int uopi_check(const uopc_ctx *c);       /* dtype/shape check of rules */
 /* How many failures were reported (uopc_fail calls, recorded or not): a
    pass compares counts to tell a rule's failure from a decline even when an

@@ -37,7 +37,7 @@ static iv get(const uopc_ctx *c, const uopc_node *u) { return (iv){c->bounds[u->
    it and have smaller ids, so room for u is room for its whole graph. */
 static int cover(uopc_ctx *c, uint32_t id) {
   if (id < c->cap_bounds) return 1;
-  uint64_t ncap = c->cap_bounds ? c->cap_bounds : 64;
+  uint64_t ncap = c->cap_bounds ? c->cap_bounds : 256;
   while (ncap <= id) ncap *= 2;
   void *p = uopi_big_realloc(c, c->bounds, (size_t)c->cap_bounds * sizeof *c->bounds, (size_t)ncap * sizeof *c->bounds);
   if (!p) return 0;

@@ -267,6 +267,7 @@ void uopc_ctx_set_check(uopc_ctx *c, int on) {
   if (c) c->check = on != 0;
 }
 FILE *uopi_trace(const uopc_ctx *c) { return c->trace; }
+int uopi_tracing(const uopc_ctx *c) { return c->trace || c->trace_fn; }
 uint64_t uopi_fail_count(const uopc_ctx *c) { return c->n_fail; }
 int uopi_check(const uopc_ctx *c) { return c->check; }
 
