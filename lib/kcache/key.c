@@ -154,12 +154,15 @@ static env_memo memo[8];
 
 /* The target id is ~1.5 KB: the same string of the same engine generation
    is known equal without reading it (a fresh-context memory hit keys twice). */
-static int memo_matches(const env_memo *m, const uopi_kenv *env) {
+static int memo_matches(env_memo *m, const uopi_kenv *env) {
   if (!(m->valid && m->tier == env->tier && m->flags == env->flags && m->format == env->format &&
         m->pipeline == env->pipeline))
     return 0;
-  if (env->codegen == codegen_id && env->target == m->target_at && m->gen == uopi_jit_generation()) return 1;
-  return strcmp(env->codegen, UOPI_CODEGEN_ID) == 0 && strcmp(m->target, env->target) == 0;
+  unsigned gen = uopi_jit_generation();
+  if (env->codegen == codegen_id && env->target == m->target_at && m->gen == gen) return 1;
+  if (strcmp(env->codegen, UOPI_CODEGEN_ID) != 0 || strcmp(m->target, env->target) != 0) return 0;
+  if (env->codegen == codegen_id) m->target_at = env->target, m->gen = gen; /* the same string, seen anew */
+  return 1;
 }
 
 static void env_key(const uopi_kenv *env, uint8_t key[16]) {
@@ -281,8 +284,8 @@ static int reserve(uint8_t **buf, size_t *cap, uint8_t **p, size_t need) {
 /* The serialization of the graph at root (malloc'd, *len bytes), or NULL
    with the error in the context.  One walk: the nodes are written as the
    post-order walk (uopc_toposort's order: sources left to right, each node
-   once) reaches them, with their positions in one side table, and the
-   header (which holds the node count) is put before them at the end. */
+   once) reaches them, with their positions in a posmap, and the header
+   (which holds the node count) is put before them at the end. */
 static uint8_t *serialize(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs, size_t *len) {
   typedef struct {
     uopc_node *u;
