@@ -32,6 +32,13 @@ TEST(Core, HashConsingReturnsSamePointer) {
   EXPECT_EQ(uopc_ctx_count(c), n);
 }
 
+// The node's size is what the bytes-per-node budget rests on (docs/hardening.md:
+// a binary node is 96 bytes of arena with its two sources); the interval cache
+// lives in the context, not the node.  A field added to uopc_node shows here.
+TEST(Core, NodeIs80Bytes) {
+  EXPECT_EQ(sizeof(uopc_node), 80u);
+}
+
 TEST(Core, ConstantKeyTellsZerosApart) {
   Ctx c;
   uopc_node *i0 = ci(c, 0), *f0 = uopc_const_f(c, UOPC_DT_F32, 0.0), *fm0 = uopc_const_f(c, UOPC_DT_F32, -0.0);

@@ -12,6 +12,8 @@
 
 #include "text/text.h"
 
+_Static_assert(sizeof(uopi_name) == 8, "a name costs 8 bytes (docs/hardening.md, bytes per node)");
+
 static uint32_t fnv1a(const char *s, size_t len) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < len; i++) {
