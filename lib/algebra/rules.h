@@ -28,4 +28,11 @@ static inline int uopi_nodes_push(uopc_ctx *c, uopi_nodes *a, uopc_node *x) {
   return 1;
 }
 
+/* The constant a scalar ALU op (op, result dtype t) gives on the n sources
+   src, all CONSTs: what the fold rule of lib/algebra/symbolic.c returns, and
+   what push_stack (lib/eval/evaluate.c) makes for an element of constants.
+   NULL when a source is not a constant, n > 3, or the result is undefined
+   (exec_alu); NULL with the error recorded when out of memory. */
+UOPI_FUNC uopc_node *uopi_fold_scalar(uopc_ctx *c, uopc_op op, uopc_dtype t, uopc_node *const *src, uint32_t n);
+
 #endif

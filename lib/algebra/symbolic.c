@@ -47,22 +47,23 @@ static int is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 /* ---- constant folding (seed 3.3): exec_alu is the semantics ---- */
 
-/* The dtype the operands of an ALU op are read in. */
-static uopc_dtype operand_dtype(const uopc_node *x) {
-  return (uopc_dtype)(x->op == UOPC_OP_WHERE ? x->src[1]->dtype : x->src[0]->dtype);
+uopc_node *uopi_fold_scalar(uopc_ctx *c, uopc_op op, uopc_dtype t, uopc_node *const *src, uint32_t n) {
+  if (n > 3) return NULL;
+  uopc_val in[3], out;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!IS_CONST(src[i])) return NULL;
+    in[i] = (uopc_val){src[i]->arg.i, src[i]->arg.f};
+  }
+  /* the dtype the operands are read in: WHERE's value operands, else the first */
+  uopc_dtype in_t = (uopc_dtype)(op == UOPC_OP_WHERE ? src[1]->dtype : src[0]->dtype);
+  if (!uopc_exec_alu(op, t, in_t, in, &out)) return NULL;
+  return uopc_dtype_is_float(t) ? uopc_const_f(c, t, out.f) : uopc_const_i(c, t, out.i);
 }
 
 /* a scalar ALU op on constants -> its value; an undefined result stays */
 RULE(fold, EXACT, "$x=(alu)", x) {
-  if (x->ndim != 0 || x->nsrc > 3) return NULL;
-  uopc_val in[3], out;
-  for (uint32_t i = 0; i < x->nsrc; i++) {
-    if (!IS_CONST(x->src[i])) return NULL;
-    in[i] = (uopc_val){x->src[i]->arg.i, x->src[i]->arg.f};
-  }
-  if (!uopc_exec_alu((uopc_op)x->op, (uopc_dtype)x->dtype, operand_dtype(x), in, &out)) return NULL;
-  return uopc_dtype_is_float((uopc_dtype)x->dtype) ? uopc_const_f(c, (uopc_dtype)x->dtype, out.f)
-                                                     : uopc_const_i(c, (uopc_dtype)x->dtype, out.i);
+  if (x->ndim != 0) return NULL;
+  return uopi_fold_scalar(c, (uopc_op)x->op, (uopc_dtype)x->dtype, x->src, x->nsrc);
 }
 
 /* ---- canonical form: constants on the right of commutative ops ---- */

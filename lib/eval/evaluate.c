@@ -231,30 +231,17 @@ RULE(index_stack, EXACT, "$u=(index $s=(stack) #i ...)", u, s, i) {
   return uopc_index(c, s->src[k], u->src + 2, u->nsrc - 2);
 }
 
-/* The element f(s...) of push_stack when every s is a CONST and exec_alu
-   defines it: the constant the fold rule (symbolic.c, the first rule of the
-   run set) turns f(s...) into, made directly instead of after building f(s...)
-   and rewriting it; NULL otherwise.  Not while a trace is on: the trace shows
-   every fold as a step of its own. */
-static uopc_node *folded(uopc_ctx *c, const uopc_node *x, uopc_node *const *s) {
-  if (x->nsrc > 3 || x->ndim != 1) return NULL; /* elements of a 1-D x are scalars */
-  uopc_val in[3], out;
-  for (uint32_t j = 0; j < x->nsrc; j++) {
-    if (!IS_CONST(s[j])) return NULL;
-    in[j] = (uopc_val){s[j]->arg.i, s[j]->arg.f};
-  }
-  uopc_dtype t = (uopc_dtype)x->dtype, in_t = (uopc_dtype)(x->op == UOPC_OP_WHERE ? s[1]->dtype : s[0]->dtype);
-  if (!uopc_exec_alu((uopc_op)x->op, t, in_t, in, &out)) return NULL; /* undefined: the node, as before */
-  return uopc_dtype_is_float(t) ? uopc_const_f(c, t, out.f) : uopc_const_i(c, t, out.i);
-}
-
 /* f(STACK(a0, a1), STACK(b0, b1)) -> STACK(f(a0, b0), f(a1, b1)) */
 RULE(push_stack, EXACT, "$x=(alu)", x) {
   if (x->ndim == 0 || !(x->srcops & (1ull << UOPC_OP_STACK))) return NULL;
   uint32_t n = (uint32_t)x->shape[0];
   size_t mark = uopi_scratch_mark(c);
   uopc_node **elems = uopi_scratch(c, (size_t)n * sizeof *elems), *r = NULL, *k = NULL;
-  int fold = !uopi_tracing(c);
+  /* elements of a 1-D x are scalars: one of constants is made as the
+     constant the fold rule (symbolic.c, the first rule of the run set) turns
+     it into, without the ALU node in between; an undefined one is built as
+     before.  Not while a trace is on: it shows every fold as its own step. */
+  int fold = x->ndim == 1 && !uopi_tracing(c);
   if (!elems) goto done;
   for (uint32_t i = 0; i < n; i++) {
     uopc_node *s[3];
@@ -268,7 +255,7 @@ RULE(push_stack, EXACT, "$x=(alu)", x) {
       }
     }
     k = NULL;
-    if (fold && (elems[i] = folded(c, x, s))) continue;
+    if (fold && (elems[i] = uopi_fold_scalar(c, (uopc_op)x->op, (uopc_dtype)x->dtype, s, x->nsrc))) continue;
     if (!(elems[i] = uopc_replace(c, x, s, x->nsrc))) goto done;
   }
   r = uopc_stack(c, elems, n);
