@@ -61,12 +61,6 @@ int out_flush(cli *k) {
   if (k->n && fwrite(k->out, 1, k->n, stdout) != k->n) ok = 0;
   if (ok && k->tail_n && fwrite(k->tail, 1, k->tail_n, stdout) != k->tail_n) ok = 0;
   if (fflush(stdout) != 0) ok = 0;
-  free(k->out);
-  k->out = NULL;
-  k->n = k->cap = 0;
-  if (k->tail) uopc_mem_free(k->c, k->tail, k->tail_n + 1);
-  k->tail = NULL;
-  k->tail_n = 0;
   return ok ? 0 : -1;
 }
 

@@ -36,7 +36,8 @@ void out_take(cli *k, char *s);
    made (uopc_uir_write), never all in memory; its tables are built first,
    so out of memory still leaves stdout empty. */
 int out_graph(cli *k, uopc_node *root, const char *file);
-/* Writes the held-back output to stdout (0 on success) and frees it. */
+/* Writes the held-back output to stdout and flushes it: 0 on success.  The
+   buffers stay k's (main frees them). */
 int out_flush(cli *k);
 void out_fmt(cli *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints `FILE:LINE:COL: error: MESSAGE` (or `FILE: error: MESSAGE`) and
