@@ -328,8 +328,9 @@ TEST(CacheKey, EqualGraphsFromDifferentContextsShareAKey) {
 // The key's graph bytes as lib/kcache/key.c's header documents them, made
 // here independently from uopc_toposort: "R1" or "G1", nbufs, count, then
 // per node op dtype ndim shape nsrc (position deltas) arg.i bits(arg.f)
-// rop n v[n] name, all LEB128 (signed ones zigzag).
-std::vector<uint8_t> RefBytes(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs) {
+// rop n v[n] name, all LEB128 (signed ones zigzag).  The nodes in toposort
+// order, or with by_id in id order (raw keys of roots with ids below 1024).
+std::vector<uint8_t> RefBytes(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs, bool by_id = false) {
   std::vector<uint8_t> b;
   auto u = [&](uint64_t v) {
     while (v >= 0x80) b.push_back((uint8_t)(v | 0x80)), v >>= 7;
@@ -338,6 +339,7 @@ std::vector<uint8_t> RefBytes(uopc_ctx *c, uopc_node *root, char tag, uint32_t n
   auto s = [&](int64_t v) { u(((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); };
   uint32_t n = 0;
   uopc_node **all = uopc_toposort(c, root, &n);
+  if (by_id) std::sort(all, all + n, [](const uopc_node *x, const uopc_node *y) { return x->id < y->id; });
   std::map<const uopc_node *, uint32_t> pos;
   b.push_back((uint8_t)tag), b.push_back('1');
   u(nbufs), u(n);
@@ -364,11 +366,11 @@ std::vector<uint8_t> RefBytes(uopc_ctx *c, uopc_node *root, char tag, uint32_t n
   return b;
 }
 
-// One walk writes the bytes (key.c): in a small context with positions on
-// the stack, in one of more than 1024 nodes with a side table, and for a
-// graph deeper than the walk's 128 frames on the stack.  Every way gives the
-// documented bytes, the same in both contexts, raw and prepared, and the
-// raw-key memo gives them back unchanged.
+// The bytes (key.c): a raw key of a root with an id below 1024 in id order
+// (A), one beyond in toposort order with a side table (B), and for a graph
+// deeper than the walk's 128 frames on the stack.  Every way gives the
+// documented bytes, prepared keys the same in both contexts, and the raw-key
+// memo gives them back unchanged.
 TEST(CacheKey, BytesAreTheDocumentedSerializationInEveryContext) {
   Kernel A, B;
   for (int i = 0; i < 3000; i++) uopc_const_i(B.c, UOPC_DT_I32, 1000 + i);  // B: the side-table path
@@ -391,11 +393,12 @@ TEST(CacheKey, BytesAreTheDocumentedSerializationInEveryContext) {
     ASSERT_EQ(uopi_kkey_raw(A.c, ra, UOPI_JIT_TIER0, 0, &xa.k), UOPC_OK);
     ASSERT_EQ(uopi_kkey_raw(B.c, rb, UOPI_JIT_TIER0, 0, &xb.k), UOPC_OK);
     ASSERT_EQ(uopi_kkey_raw(A.c, ra, UOPI_JIT_TIER0, 0, &xa2.k), UOPC_OK);  // from the memo
-    std::vector<uint8_t> want = RefBytes(A.c, ra, 'R', 0);
+    ASSERT_LT(ra->id, 1024u);
+    ASSERT_GE(rb->id, 1024u);
+    std::vector<uint8_t> want = RefBytes(A.c, ra, 'R', 0, true);
     EXPECT_EQ(std::vector<uint8_t>(xa.k.graph, xa.k.graph + xa.k.graph_len), want);
-    EXPECT_EQ(std::vector<uint8_t>(xb.k.graph, xb.k.graph + xb.k.graph_len), want);
+    EXPECT_EQ(std::vector<uint8_t>(xb.k.graph, xb.k.graph + xb.k.graph_len), RefBytes(B.c, rb, 'R', 0));
     EXPECT_EQ(std::vector<uint8_t>(xa2.k.graph, xa2.k.graph + xa2.k.graph_len), want);
-    EXPECT_EQ(Hex(xa.k.hash), Hex(xb.k.hash));
     EXPECT_EQ(Hex(xa.k.hash), Hex(xa2.k.hash));
     Key pa, pb;
     MakeKey(A.c, ra, UOPI_JIT_TIER0, pa);
@@ -512,6 +515,50 @@ TEST_F(Cache, MemoryHitReturnsAWorkingKernelWithoutCompiling) {
   CheckEw(C.k, 4096);
   EXPECT_EQ(Stats().mem_hits, 2u);
   EXPECT_EQ(Stats().misses, 1u);
+}
+
+// The elementwise kernel of bench/cache_kernels.h built in another order
+// (the range and the b loads first): the same graph, other ids.
+uopc_node *EwOtherOrder(uopc_ctx *c, int32_t n) {
+  uopc_node *i = uopc_kernels::Range(c, n, 0);
+  uopc_node *b = uopc_buffer(c, 2, UOPC_DT_F32, n), *vb = uopc_load(c, uopc_kernels::At(c, b, i));
+  uopc_node *a = uopc_buffer(c, 1, UOPC_DT_F32, n), *va = uopc_load(c, uopc_kernels::At(c, a, i));
+  uopc_node *o = uopc_buffer(c, 0, UOPC_DT_F32, n);
+  uopc_node *st = uopc_store(c, uopc_kernels::At(c, o, i), uopc_add(c, uopc_mul(c, va, vb), va));
+  uopc_node *e = uopc_end(c, st, &i, 1);
+  return uopc_sink(c, &e, 1);
+}
+
+// Raw keys of small contexts list the nodes in id order (key.c), so the same
+// graph built in another order has other raw bytes.  That costs a raw-key
+// miss, never a wrong hit or a compile: the prepared key finds the entry,
+// the graph is remembered as given, and the next context that builds it in
+// that order hits on the raw key, with the same code.
+TEST_F(Cache, TheSameGraphBuiltInAnotherOrderHitsTheSameEntry) {
+  Kernel A, B, C;
+  CompileEw(A, 4096);
+  uopc_node *rb = EwOtherOrder(B.c, 4096), *rc = EwOtherOrder(C.c, 4096);
+  Key ka, kb;
+  ASSERT_EQ(uopi_kkey_raw(B.c, rb, UOPI_JIT_TIER0, 0, &kb.k), UOPC_OK);
+  ASSERT_EQ(uopi_kkey_raw(A.c, Ew(A.c, 4096), UOPI_JIT_TIER0, 0, &ka.k), UOPC_OK);
+  ASSERT_FALSE(ka.k.graph_len == kb.k.graph_len && memcmp(ka.k.graph, kb.k.graph, ka.k.graph_len) == 0);
+  EXPECT_EQ(uopi_kcache_find_raw(&kb.k), nullptr);  // not seen as given yet
+  uopc_error e{};
+  B.k = uopc_compile(B.c, rb, nullptr, &e);
+  ASSERT_NE(B.k, nullptr) << e.msg;
+  EXPECT_EQ(Stats().misses, 1u);
+  EXPECT_EQ(Stats().mem_hits, 1u);
+  CheckEw(B.k, 4096);
+  Key kc;
+  ASSERT_EQ(uopi_kkey_raw(C.c, rc, UOPI_JIT_TIER0, 0, &kc.k), UOPC_OK);
+  uopi_kentry *hit = uopi_kcache_find_raw(&kc.k);  // remembered from B
+  ASSERT_NE(hit, nullptr);
+  uopi_kcache_release(hit);
+  C.k = uopc_compile(C.c, rc, nullptr, &e);
+  ASSERT_NE(C.k, nullptr) << e.msg;
+  EXPECT_EQ(Stats().misses, 1u);
+  EXPECT_EQ(Stats().mem_hits, 3u);  // B's, the find above, C's
+  CheckEw(C.k, 4096);
 }
 
 TEST_F(Cache, TheSameContextCompilingTwiceGetsTwoHandles) {

@@ -11,6 +11,10 @@
  *
  * Positions are toposort positions, so equal graphs built in any context, in
  * any order, give the same bytes, and different graphs different bytes.
+ * One exception: a raw key ("R1") of a root with an id below POS_SMALL lists
+ * the nodes in id order, another topological order (serialize_ids): the same
+ * graph built in another order then gives other raw bytes, a raw-key miss
+ * that the prepared key answers; different graphs still give different bytes.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -343,6 +347,50 @@ static uint8_t *serialize(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs
   return buf;
 }
 
+/* The raw key's bytes for a root with an id below POS_SMALL: the nodes
+   reachable from root in id order instead of toposort order.  Ids are a
+   topological order (a node's sources exist before it is made), so the
+   format is the same and decodes to the same graph: positions are relative,
+   and the root comes last either way.  It needs no stack and few branches
+   that depend on the graph: one pass down from root marks the sources (and
+   counts the nodes and their bytes), one pass up writes the marked nodes.
+   The same graph built in another order gives other bytes: a raw-key miss
+   (then the prepared key finds the entry), never a wrong hit, since equal
+   bytes still mean equal graphs.  NULL with the error set when out of memory. */
+static uint8_t *serialize_ids(uopc_ctx *c, uopc_node *root, size_t *len) {
+  uint32_t pos[POS_SMALL]; /* 0: not reached; then 1: reached; then position + 1 */
+  uint32_t hi = root->id, id = hi, n = 0, pending = 1;
+  size_t bound = HEAD_ROOM;
+  memset(pos, 0, ((size_t)hi + 1) * sizeof *pos);
+  pos[hi] = 1;
+  for (;; id--) {
+    if (pos[id]) {
+      const uopc_node *u = c->nodes[id];
+      for (uint32_t s = 0; s < u->nsrc; s++) {
+        uint32_t sid = u->src[s]->id;
+        if (sid >= id) return serialize(c, root, 'R', 0, len); /* not made after its sources: the walk */
+        pending += !pos[sid];
+        pos[sid] = 1;
+      }
+      bound += node_bound(u), n++;
+      if (!--pending) break;
+    }
+  }
+  uint8_t *buf = malloc(bound), *p = buf;
+  if (!buf) {
+    uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  *p++ = 'R', *p++ = '1';
+  p = put_u(p, 0);
+  p = put_u(p, n);
+  posmap m = {pos, NULL};
+  for (uint32_t i = 0; id <= hi; id++)
+    if (pos[id]) pos[id] = i + 1, p = put_node(p, c->nodes[id], i, &m), i++;
+  *len = (size_t)(p - buf);
+  return buf;
+}
+
 /* The hash of graph bytes g[0..n) tagged tag under the environment key:
    SipHash for prepared keys ('G'), which name files on disk and must stay
    the same across processes and builds of one codegen id; MurmurHash3 for
@@ -360,7 +408,8 @@ static uopc_status make(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs, 
   memset(out, 0, sizeof *out);
   uopc_error e; /* set by uopi_kenv_get when it fails */
   if (uopi_kenv_get(t, flags, &out->env, &e) != UOPC_OK) return uopc_fail(c, e.code, "%s", e.msg), e.code;
-  out->graph = serialize(c, root, tag, nbufs, &out->graph_len);
+  out->graph = tag == 'R' && root->id < POS_SMALL ? serialize_ids(c, root, &out->graph_len)
+                                                   : serialize(c, root, tag, nbufs, &out->graph_len);
   if (!out->graph) return uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
   env_key(&out->env, envkey);
   graph_hash(tag, envkey, out->graph, out->graph_len, out->hash);
