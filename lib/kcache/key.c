@@ -285,6 +285,13 @@ static int reserve(uint8_t **buf, size_t *cap, uint8_t **p, size_t need) {
    numbers of at most 5 bytes (32-bit values). */
 #define HEAD_ROOM 12
 
+/* The header at p: tag, format '1', nbufs and the node count. */
+static uint8_t *put_head(uint8_t *p, char tag, uint32_t nbufs, uint32_t n) {
+  *p++ = (uint8_t)tag, *p++ = '1';
+  p = put_u(p, nbufs);
+  return put_u(p, n);
+}
+
 /* The serialization of the graph at root (malloc'd, *len bytes), or NULL
    with the error in the context.  One walk: the nodes are written as the
    post-order walk (uopc_toposort's order: sources left to right, each node
@@ -336,10 +343,7 @@ static uint8_t *serialize(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs
     uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
     return NULL;
   }
-  uint8_t head[HEAD_ROOM], *h = head;
-  *h++ = (uint8_t)tag, *h++ = '1';
-  h = put_u(h, nbufs);
-  h = put_u(h, n);
+  uint8_t head[HEAD_ROOM], *h = put_head(head, tag, nbufs, n);
   size_t hl = (size_t)(h - head), body = (size_t)(p - buf) - HEAD_ROOM;
   memmove(buf + hl, buf + HEAD_ROOM, body);
   memcpy(buf, head, hl);
@@ -381,9 +385,7 @@ static uint8_t *serialize_ids(uopc_ctx *c, uopc_node *root, size_t *len) {
     uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
     return NULL;
   }
-  *p++ = 'R', *p++ = '1';
-  p = put_u(p, 0);
-  p = put_u(p, n);
+  p = put_head(p, 'R', 0, n);
   posmap m = {pos, NULL};
   for (uint32_t i = 0; id <= hi; id++)
     if (pos[id]) pos[id] = i + 1, p = put_node(p, c->nodes[id], i, &m), i++;
