@@ -7,6 +7,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <xmmintrin.h>
 
@@ -24,6 +25,7 @@
 #include "compile.h"
 #include "jit/jit.h"
 #include "jit/jit_impl.h"  // UOPI_JIT_BLOCK_MAX
+#include "jit/pool_mm.h"   // uopi_jit_memory
 #include "support/samples.h"
 #include "support/valgrind.h"
 #include "uopc/plan.h"
@@ -306,7 +308,10 @@ Code UndefinedSymbolFails() {
   return Code(k);
 }
 
-TEST(JitEngine, PooledCodeMemoryIsReusedAndNeverWritableAndExecutable) {
+// The pool in use: live kernels run from pages mapped code_perms, freed
+// ranges are reused (also after failed links, which abandon theirs), and no
+// mapping of the process is ever writable and executable.
+void CheckPooledMemory(const char *code_perms) {
   std::string which;
   std::vector<Code> live;
   for (int i = 0; i < 8; i++) live.push_back(CompileSample(i & 1 ? SAMPLE_MM : SAMPLE_EW, 16, UOPI_JIT_TIER0));
@@ -316,7 +321,7 @@ TEST(JitEngine, PooledCodeMemoryIsReusedAndNeverWritableAndExecutable) {
   if (scan) EXPECT_FALSE(AnyWritableExecutableMapping(&which)) << which;
   for (const Code &c : live) {
     ASSERT_NE(c.k, nullptr);
-    EXPECT_EQ(PermsAt((uintptr_t)c.k->fn), "r-xp");
+    EXPECT_EQ(PermsAt((uintptr_t)c.k->fn), code_perms);
   }
 
   // Free one, compile the same kind again: its range is the first the pool has free.
@@ -332,8 +337,141 @@ TEST(JitEngine, PooledCodeMemoryIsReusedAndNeverWritableAndExecutable) {
   }
   EXPECT_FALSE(reused.empty()) << "20 compile+free rounds never reused a freed code page";
   if (scan) EXPECT_FALSE(AnyWritableExecutableMapping(&which)) << which;
-  for (const Code &c : live) EXPECT_EQ(PermsAt((uintptr_t)c.k->fn), "r-xp");
+  for (const Code &c : live) EXPECT_EQ(PermsAt((uintptr_t)c.k->fn), code_perms);
   EXPECT_TRUE(EwIsExact(live[0], 16, 3));  // the live kernels still run
+}
+
+// Shuts the engine down (nothing may be live: cached plans and kernels are
+// dropped first) so that the next compile makes a new one.
+void RestartEngine() {
+  uopc_plan_cache_clear();
+  uopc_cache_clear_memory();
+  uopc_error e{};
+  ASSERT_EQ(uopi_jit_shutdown(&e), UOPC_OK) << e.msg;
+}
+
+// UOPC_JIT_DUALMAP for the life of the object (unset when v is NULL).
+class DualmapVar {
+ public:
+  explicit DualmapVar(const char *v) {
+    const char *old = std::getenv("UOPC_JIT_DUALMAP");
+    had_ = old != nullptr;
+    if (old) old_ = old;
+    if (v) setenv("UOPC_JIT_DUALMAP", v, 1);
+    else unsetenv("UOPC_JIT_DUALMAP");
+  }
+  ~DualmapVar() {
+    if (had_) setenv("UOPC_JIT_DUALMAP", old_.c_str(), 1);
+    else unsetenv("UOPC_JIT_DUALMAP");
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
+TEST(JitEngine, PooledCodeMemoryIsReusedAndNeverWritableAndExecutable) {
+  // The default: double-mapped code (shared pages, "s") where the system
+  // allows executable memfd mappings, as on every machine this project runs on.
+  RestartEngine();
+  {
+    DualmapVar d(nullptr);
+    Code first = CompileSample(SAMPLE_EW, 8, UOPI_JIT_TIER0);
+    ASSERT_NE(first.k, nullptr);
+    EXPECT_STREQ(uopi_jit_memory(), "dual-mapped");
+    first = Code();
+    CheckPooledMemory("r-xs");
+  }
+  // UOPC_JIT_DUALMAP=0: the mprotect pool, private pages.
+  RestartEngine();
+  {
+    DualmapVar d("0");
+    Code first = CompileSample(SAMPLE_EW, 8, UOPI_JIT_TIER0);
+    ASSERT_NE(first.k, nullptr);
+    EXPECT_STREQ(uopi_jit_memory(), "mprotect");
+    first = Code();
+    CheckPooledMemory("r-xp");
+    RestartEngine();
+  }
+  Code again = CompileSample(SAMPLE_EW, 8, UOPI_JIT_TIER0);
+  EXPECT_STREQ(uopi_jit_memory(), "dual-mapped");
+}
+
+// A freed kernel's code is overwritten with int3: a call through a stale
+// pointer traps instead of running what comes next.
+TEST(JitEngine, FreedDualMappedCodeTraps) {
+  Code c = CompileSample(SAMPLE_EW, 16, UOPI_JIT_TIER0);
+  ASSERT_NE(c.k, nullptr);
+  if (std::strcmp(uopi_jit_memory(), "dual-mapped") != 0) GTEST_SKIP() << uopi_jit_memory();
+  const volatile uint8_t *fn = (const volatile uint8_t *)(uintptr_t)c.k->fn;
+  EXPECT_NE(fn[0], 0xCC);
+  c = Code();
+  for (int i = 0; i < 16; i++) EXPECT_EQ(fn[i], 0xCC) << i;
+}
+
+// Reads exactly n bytes from fd (false on EOF or error).
+bool ReadAll(int fd, void *p, size_t n) {
+  for (size_t got = 0; got < n;) {
+    ssize_t r = read(fd, (char *)p + got, n - got);
+    if (r <= 0) return false;
+    got += (size_t)r;
+  }
+  return true;
+}
+
+// Dual-mapped pages are shared with a forked child.  Neither process may
+// write where the other may still run: a kernel live at the fork keeps its
+// range when the parent frees it (no reuse), and the child links into
+// regions of its own.  The child runs the inherited kernel, links and runs
+// new ones while the parent frees and relinks, and runs the inherited one
+// again; both check every result bit for bit.
+TEST(JitEngine, ForkedChildAndParentDoNotShareNewCode) {
+  if (UnderValgrind()) GTEST_SKIP() << "fork under valgrind";
+  Code a = CompileSample(SAMPLE_EW, 64, UOPI_JIT_TIER0);
+  ASSERT_NE(a.k, nullptr);
+  const uintptr_t a_fn = (uintptr_t)a.k->fn;
+  int to_child[2], to_parent[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(to_parent), 0);
+  fflush(nullptr);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // the child: no gtest assertions (they would report from this process)
+    close(to_child[1]);
+    close(to_parent[0]);
+    char go;
+    int bad = !EwIsExact(a, 64, 1);
+    std::vector<Code> mine;
+    for (int i = 0; i < 4; i++) {
+      mine.push_back(CompileSample(SAMPLE_EW, 64, UOPI_JIT_TIER0));
+      bad |= !mine.back().k || !EwIsExact(mine.back(), 64, 2 + i);
+      bad |= mine.back().k && PermsAt((uintptr_t)mine.back().k->fn) != "r-xs";
+    }
+    bad |= write(to_parent[1], "r", 1) != 1;  // the parent may free and relink now
+    bad |= !ReadAll(to_child[0], &go, 1);      // it has
+    bad |= !EwIsExact(a, 64, 9);               // the inherited kernel is intact
+    for (size_t i = 0; i < mine.size(); i++) bad |= !EwIsExact(mine[i], 64, 10 + (uint32_t)i);
+    _exit(bad);  // no destructors: the engine belongs to the parent
+  }
+  close(to_child[0]);
+  close(to_parent[1]);
+  char ready;
+  ASSERT_TRUE(ReadAll(to_parent[0], &ready, 1));
+  a = Code();  // freed in the parent, still live in the child
+  std::vector<Code> relinked;
+  for (int i = 0; i < 8; i++) {
+    relinked.push_back(CompileSample(SAMPLE_EW, 64, UOPI_JIT_TIER0));
+    ASSERT_NE(relinked.back().k, nullptr);
+    EXPECT_NE((uintptr_t)relinked.back().k->fn, a_fn) << "a range live at the fork was reused";
+    EXPECT_TRUE(EwIsExact(relinked.back(), 64, 20 + (uint32_t)i));
+  }
+  ASSERT_EQ(write(to_child[1], "g", 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  close(to_child[1]);
+  close(to_parent[0]);
 }
 
 // The object bytes of a kernel load (link only, no codegen) and run the same;

@@ -1,19 +1,25 @@
 /* lib/jit/pool_mm.cpp - the JITLink object layer over a pooled memory
- * manager (pool_mm.h has the contract).  The one C++ file of the library:
- * LLVM 19's C API offers LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator
- * but no way to give JITLink a memory manager, so this file builds the
- * layer with LLVM's C++ API and hands it back through the C one (the C
- * API's own wrap/unwrap are reinterpret_casts of the same pointers).
- * docs/jit.md, "Disk hits and a pooled memory manager", says why.
+ * manager (pool_mm.h has the contract).  One of the library's two C++
+ * files (with dual_mm.cpp, the manager it prefers): LLVM 19's C API offers
+ * LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator but no way to give
+ * JITLink a memory manager, so this file builds the layer with LLVM's C++
+ * API and hands it back through the C one (the C API's own wrap/unwrap are
+ * reinterpret_casts of the same pointers).  docs/jit.md, "Disk hits and a
+ * pooled memory manager", says why.
  */
 #include "jit/pool_mm.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <string>
 
 #include <llvm/ExecutionEngine/Orc/EPCEHFrameRegistrar.h>
 #include <llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h>
 #include <llvm/ExecutionEngine/Orc/MemoryMapper.h>
 #include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
+
+#include "jit/dual_mm.h"
 
 namespace {
 
@@ -70,19 +76,56 @@ private:
   std::unique_ptr<MapperJITLinkMemoryManager> in_;
 };
 
+/* The memory of the layer being built (uopi_jit_memory), set under the
+   engine's init lock. */
+const char *memory_kind = "none";
+
+/* UOPC_JIT_DUALMAP=0 (off, no, false) asks for the mprotect pool. */
+bool dualmap_off() {
+  const char *v = std::getenv("UOPC_JIT_DUALMAP");
+  return v && (!std::strcmp(v, "0") || !std::strcmp(v, "off") || !std::strcmp(v, "no") || !std::strcmp(v, "false"));
+}
+
+/* Under valgrind without its header at build time, dual_mm.cpp cannot tell
+   valgrind that a code range was replaced (its translations would go
+   stale): the mprotect pool, whose mprotect valgrind sees, is used. */
+bool valgrind_without_header() {
+#if __has_include(<valgrind/valgrind.h>)
+  return false;
+#else
+  const char *p = std::getenv("LD_PRELOAD");
+  return p && std::strstr(p, "vgpreload");
+#endif
+}
+
+std::unique_ptr<jitlink::JITLinkMemoryManager> make_memory() {
+  if (!dualmap_off() && !valgrind_without_header()) {
+    std::string why;
+    if (auto dual = uopi_dual_mm_create(UOPI_JIT_POOL_SLAB, &why)) {
+      memory_kind = "dual-mapped";
+      return dual;
+    }
+  }
+  auto mapper = InProcessMemoryMapper::Create();
+  if (!mapper) {
+    consumeError(mapper.takeError());
+    memory_kind = "default";
+    return nullptr;
+  }
+  memory_kind = "mprotect";
+  auto pool = std::make_unique<MapperJITLinkMemoryManager>(UOPI_JIT_POOL_SLAB, std::move(*mapper));
+  return std::make_unique<PoolMemoryManager>(std::move(pool));
+}
+
 LLVMOrcObjectLayerRef create_layer(void *ctx, LLVMOrcExecutionSessionRef es_ref, const char *triple) {
   (void)ctx;
   (void)triple;
   ExecutionSession &es = *reinterpret_cast<ExecutionSession *>(es_ref);
   std::unique_ptr<ObjectLinkingLayer> layer;
-  auto mapper = InProcessMemoryMapper::Create();
-  if (mapper) {
-    auto pool = std::make_unique<MapperJITLinkMemoryManager>(UOPI_JIT_POOL_SLAB, std::move(*mapper));
-    layer = std::make_unique<ObjectLinkingLayer>(es, std::make_unique<PoolMemoryManager>(std::move(pool)));
-  } else {
-    consumeError(mapper.takeError());
+  if (auto mem = make_memory())
+    layer = std::make_unique<ObjectLinkingLayer>(es, std::move(mem));
+  else
     layer = std::make_unique<ObjectLinkingLayer>(es); /* the default memory manager */
-  }
   /* What LLJIT's default JITLink layer adds (LLJIT.cpp, prepareForConstruction). */
   if (auto reg = EPCEHFrameRegistrar::Create(es))
     layer->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(es, std::move(*reg)));
@@ -97,3 +140,5 @@ LLVMOrcObjectLayerRef create_layer(void *ctx, LLVMOrcExecutionSessionRef es_ref,
 extern "C" void uopi_jit_pool_install(LLVMOrcLLJITBuilderRef b) {
   if (b) LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator(b, create_layer, nullptr);
 }
+
+extern "C" const char *uopi_jit_memory(void) { return memory_kind; }

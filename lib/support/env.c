@@ -36,6 +36,7 @@ static const struct var {
     {"UOPC_TILE_MIN_WORK", K_COUNT, "the default thresholds (2^28 and 2^23 multiply-adds) are kept"},
     {"UOPC_JIT_CPU", K_CPU, "the host CPU is used (empty: the host CPU)"},
     {"UOPC_JIT_FEATURES", K_FEATURES, "the CPU's own features are used (the host's without UOPC_JIT_CPU)"},
+    {"UOPC_JIT_DUALMAP", K_ONOFF, "code memory stays double-mapped where the system allows it"},
     {"UOPC_LONG_TESTS", K_PATH, ""}, /* the test suite's switch: any value */
 };
 
