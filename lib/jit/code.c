@@ -22,6 +22,46 @@ static void drop_rt(uopi_jit_engine *g, LLVMOrcResourceTrackerRef rt) {
   uopi_jit_session_clear(); /* what Remove reported belongs to no caller */
 }
 
+/* The result of one lookup, filled by its handler (on the calling thread
+   with LLJIT's in-place dispatcher; waited for otherwise). */
+typedef struct lookup_wait {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done;
+  LLVMErrorRef err;
+  LLVMOrcExecutorAddress addr;
+} lookup_wait;
+
+static void lookup_done(LLVMErrorRef err, LLVMOrcCSymbolMapPairs result, size_t n, void *ctx) {
+  lookup_wait *w = ctx;
+  pthread_mutex_lock(&w->mu);
+  w->err = err;
+  if (!err && n) w->addr = result[0].Sym.Address;
+  w->done = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
+/* Looks name up in the main JITDylib, materializing (linking) it: what
+   LLVMOrcLLJITLookup does, through the asynchronous lookup, because the
+   blocking one waits on a std::promise whose completion costs a futex
+   system call per link (glibc's pthread_once always wakes), about 1 us on
+   this project's machines.  Under g->lock. */
+static LLVMErrorRef lookup(uopi_jit_engine *g, const char *name, LLVMOrcExecutorAddress *addr) {
+  lookup_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, 0};
+  LLVMOrcCJITDylibSearchOrderElement order[] = {{g->jd, LLVMOrcJITDylibLookupFlagsMatchAllSymbols}};
+  LLVMOrcCLookupSetElement sym[] = {{LLVMOrcLLJITMangleAndIntern(g->jit, name), LLVMOrcSymbolLookupFlagsRequiredSymbol}};
+  LLVMOrcExecutionSessionLookup(LLVMOrcLLJITGetExecutionSession(g->jit), LLVMOrcLookupKindStatic, order, 1, sym, 1,
+                                lookup_done, &w);
+  pthread_mutex_lock(&w.mu);
+  while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
+  pthread_mutex_unlock(&w.mu);
+  pthread_cond_destroy(&w.cv);
+  pthread_mutex_destroy(&w.mu);
+  *addr = w.addr;
+  return w.err;
+}
+
 /* Links obj (taking ownership of the malloc'd bytes) and looks up name. */
 static uopc_status add_and_lookup(uint8_t *obj, size_t size, const char *name, unsigned nbufs,
                                   uopi_jit_code **out, uopc_error *e) {
@@ -45,7 +85,7 @@ static uopc_status add_and_lookup(uint8_t *obj, size_t size, const char *name, u
   LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(g->jit, k->rt, buf);
   const char *what = "cannot add the object to the JIT";
   if (!err) {
-    err = LLVMOrcLLJITLookup(g->jit, &addr, name);
+    err = lookup(g, name, &addr);
     what = "cannot link the kernel";
   }
   if (err) {
