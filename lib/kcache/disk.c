@@ -10,20 +10,22 @@
  *   32      4    tier (bits 0-7) and the compile flags (bits 8-31:
  *                UOPC_COMPILE_* << 8; 0 is the strict mode)
  *   36      4    nbufs (<= UOPI_KERNEL_MAX_BUFS)
- *   40      8    object size (inflated)
- *   48      8    payload size (compressed) = file size - H
+ *   40      8    object size
+ *   48      8    payload size = file size - H (= the object size)
  *   56      4    CRC-32 of the payload
  *   60      2+2+2+2  lengths: codegen id, target id, pipeline, kernel name
  *   68      4    length of the graph bytes
  *   72      ...  codegen id, target id, pipeline, name, graph bytes,
  *                dtype[nbufs] (1 byte each), len[nbufs] (8 bytes each)
  *   H-4     4    CRC-32 of bytes [0, H-4)
- *   H       ...  the object, zlib (compress2) format
+ *   H       ...  the object (ELF bytes as the code generator wrote them)
  *
  * The file is untrusted input: every length is checked against the file
- * size before use, both CRCs and the inflated size are checked, then the
+ * size before use, both CRCs and the object size are checked, then the
  * whole key is compared with the wanted one.  Any failure removes the file
- * and is a miss.  Writers write a temporary file in the same directory and
+ * and is a miss.  The object is stored as it is (format 3): zlib saved ~300
+ * bytes an entry and cost ~1-1.5 us of inflate on every disk hit
+ * (docs/cache.md).  Writers write a temporary file in the same directory and
  * rename it over the entry, so a reader sees a whole old file, a whole new
  * one, or none.  No fsync: after a crash a torn entry fails its checks and
  * is recompiled, and a compile should not wait for the disk.
@@ -95,14 +97,9 @@ uint8_t *uopi_kfile_encode(const uopi_kkey *key, const uopi_kmeta *m, const void
       obj_size > MAX_OBJ || key->graph_len > 0xffffffffu)
     return NULL;
   size_t h = FIXED + lc + lt + lp + ln + key->graph_len + (size_t)m->nbufs * 9 + 4;
-  uLong bound = compressBound((uLong)obj_size);
-  uint8_t *p = malloc(h + bound);
+  uint8_t *p = malloc(h + obj_size);
   if (!p) return NULL;
-  uLongf csize = bound;
-  if (compress2(p + h, &csize, obj, (uLong)obj_size, Z_DEFAULT_COMPRESSION) != Z_OK) {
-    free(p);
-    return NULL;
-  }
+  memcpy(p + h, obj, obj_size);
   memcpy(p, UOPI_KCACHE_MAGIC, 8);
   wr32(p + 8, key->env.format);
   wr32(p + 12, (uint32_t)h);
@@ -110,8 +107,8 @@ uint8_t *uopi_kfile_encode(const uopi_kkey *key, const uopi_kmeta *m, const void
   wr32(p + 32, key->env.tier | key->env.flags << 8);
   wr32(p + 36, m->nbufs);
   wr64(p + 40, obj_size);
-  wr64(p + 48, csize);
-  wr32(p + 56, crc(p + h, csize));
+  wr64(p + 48, obj_size);
+  wr32(p + 56, crc(p + h, obj_size));
   wr16(p + 60, (uint16_t)lc);
   wr16(p + 62, (uint16_t)lt);
   wr16(p + 64, (uint16_t)lp);
@@ -126,11 +123,11 @@ uint8_t *uopi_kfile_encode(const uopi_kkey *key, const uopi_kmeta *m, const void
   for (uint32_t i = 0; i < m->nbufs; i++) *q++ = m->dtype[i];
   for (uint32_t i = 0; i < m->nbufs; i++) wr64(q, (uint64_t)m->len[i]), q += 8;
   wr32(q, crc(p, h - 4));
-  *n = h + csize;
+  *n = h + obj_size;
   return p;
 }
 
-const char *uopi_kfile_decode(const uint8_t *p, size_t n, int inflate, uopi_kfile *f) {
+const char *uopi_kfile_decode(const uint8_t *p, size_t n, uopi_kfile *f) {
   memset(f, 0, sizeof *f);
   if (n < FIXED + 4) return "truncated (shorter than a header)";
   if (memcmp(p, UOPI_KCACHE_MAGIC, 8) != 0) return "not a uopc kernel entry (bad magic)";
@@ -162,20 +159,9 @@ const char *uopi_kfile_decode(const uint8_t *p, size_t n, int inflate, uopi_kfil
   if (ps > n - h) return "truncated (inside the object)";
   if (ps < n - h) return "trailing bytes after the object";
   f->payload_size = (size_t)ps;
-  /* zlib inflates at most ~1032:1: a larger claim is damage, not a reason to allocate */
-  if (f->obj_size == 0 || f->obj_size > MAX_OBJ || f->obj_size > (uint64_t)f->payload_size * 1040 + 64)
-    return "bad header (object size)";
+  if (f->obj_size == 0 || f->obj_size > MAX_OBJ || f->obj_size != ps) return "bad header (object size)";
   if (crc(p + h, f->payload_size) != rd32(p + 56)) return "object CRC-32 mismatch";
-  if (!inflate) return NULL;
-  uint8_t *obj = malloc(f->obj_size);
-  if (!obj) return "out of memory";
-  uLongf got = (uLongf)f->obj_size;
-  int zr = uncompress(obj, &got, p + h, (uLong)f->payload_size);
-  if (zr != Z_OK || got != f->obj_size) {
-    free(obj);
-    return "the object does not inflate to its size";
-  }
-  f->obj = obj;
+  f->obj = p + h;
   return NULL;
 }
 
@@ -342,7 +328,7 @@ int uopi_kdisk_load(const uopi_kkey *key, const uopi_kmeta *want, uopi_jit_code 
   uint8_t *bytes = read_all(fd, (size_t)st.st_size, &n);
   uopi_kfile f = {0};
   static const char oom[] = "out of memory";
-  const char *why = bytes ? uopi_kfile_decode(bytes, n, 1, &f) : st.st_size > MAX_FILE ? "too large" : oom;
+  const char *why = bytes ? uopi_kfile_decode(bytes, n, &f) : st.st_size > MAX_FILE ? "too large" : oom;
   if (!why) why = uopi_kfile_match(&f, key, want);
   if (!why) {
     uopc_error e = {0};
@@ -364,7 +350,6 @@ int uopi_kdisk_load(const uopi_kkey *key, const uopi_kmeta *want, uopi_jit_code 
     }
   }
   if (why && why != oom && strcmp(why, "out of memory") != 0) damaged(path, &st, why);
-  free(f.obj);
   free(bytes);
   close(fd);
   return hit;

@@ -40,7 +40,7 @@ extern "C" {
 
 /* The cache format: bump it whenever the file layout, the key serialization
    or the kernel calling convention changes. */
-#define UOPI_KCACHE_FORMAT 2u  /* 2: kernels take an array of buffer pointers (up to 64 buffers) */
+#define UOPI_KCACHE_FORMAT 3u  /* 2: kernels take an array of buffer pointers (up to 64 buffers); 3: the object stored raw */
 #define UOPI_KCACHE_MAGIC "UOPCKRN"     /* 8 bytes with its NUL */
 #define UOPI_KCACHE_SUFFIX ".ukc"
 #define UOPI_KCACHE_HASH 16             /* bytes of a key hash */
@@ -201,8 +201,7 @@ UOPI_FUNC int uopi_kdisk_load(const uopi_kkey *key, const uopi_kmeta *want, uopi
 UOPI_FUNC void uopi_kdisk_store(const uopi_kkey *key, const uopi_kmeta *m, const uopi_jit_code *code);
 
 /* ---- the file format (disk.c) ------------------------------------------
- * A decoded entry: pointers into the file bytes, except obj (malloc'd by
- * decode when inflate is asked for). */
+ * A decoded entry: pointers into the file bytes. */
 typedef struct uopi_kfile {
   uint32_t format, tier, flags;
   const char *codegen, *target, *pipeline; /* not NUL-terminated: see the lengths */
@@ -211,21 +210,21 @@ typedef struct uopi_kfile {
   const uint8_t *graph;
   size_t graph_len;
   uopi_kmeta meta;      /* name NUL-terminated, checked to be a C identifier */
-  uint8_t *obj;         /* the inflated object (malloc'd) or NULL */
+  const uint8_t *obj;   /* the object */
   size_t obj_size;
   size_t header_size, payload_size;
 } uopi_kfile;
 
-/* The bytes of an entry: header + zlib payload (malloc'd, *n bytes), or NULL
-   when out of memory or compression fails. */
+/* The bytes of an entry: header + object (malloc'd, *n bytes), or NULL when
+   out of memory or a field does not fit the format. */
 UOPI_FUNC uint8_t *uopi_kfile_encode(const uopi_kkey *key, const uopi_kmeta *m, const void *obj, size_t obj_size,
                                      size_t *n);
 
 /* Checks an entry's bytes: size, magic, format version, header CRC-32,
-   lengths, payload CRC-32, then (inflate) the zlib payload and its size.
-   Returns NULL and fills *out (obj malloc'd when inflate, else NULL), or a
-   static string saying what is wrong.  Safe on any input. */
-UOPI_FUNC const char *uopi_kfile_decode(const uint8_t *p, size_t n, int inflate, uopi_kfile *out);
+   lengths, the object's size and CRC-32.  Returns NULL and fills *out (its
+   pointers into p, which must outlive it), or a static string saying what
+   is wrong.  Safe on any input. */
+UOPI_FUNC const char *uopi_kfile_decode(const uint8_t *p, size_t n, uopi_kfile *out);
 
 /* NULL when the decoded entry f is the one of key with metadata want (name
    aside), else what differs ("built for another target", ...). */
