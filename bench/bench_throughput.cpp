@@ -22,11 +22,11 @@
 // --smoke: small sizes and one round (the ctest bench_smoke), to keep the
 // harness working; its figures mean nothing.
 //
-// OpenBLAS (bench/ref_openblas.c): on a CPU with AVX-512 whose OpenBLAS core
-// is not an AVX-512 one, an sgemm probe in a child process with
-// OPENBLAS_CORETYPE=SkylakeX decides which core is faster, and the benchmark
-// re-executes itself with the better one (the variable is read when the
-// library loads); it also sets OPENBLAS_THREAD_TIMEOUT=4 so that OpenBLAS's
+// OpenBLAS (bench/ref_openblas.c): sgemm probes, in this process and in
+// children with OPENBLAS_CORETYPE set to each core the CPU can run, decide
+// which core is fastest, and the benchmark re-executes itself with it (the
+// variable is read when the library loads; a caller's OPENBLAS_CORETYPE is
+// one of the candidates, not a choice); it also sets OPENBLAS_THREAD_TIMEOUT=4 so that OpenBLAS's
 // idle worker sleeps at once instead of spinning into the next uopc call.
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -288,13 +288,6 @@ std::string SelfExe() {
 
 // ---- OpenBLAS: which core ------------------------------------------------------
 
-bool IsAvx512Core(const char *name) {
-  const char *cores[] = {"skylakex", "cooperlake", "sapphirerapids"};
-  for (const char *c : cores)
-    if (!strcasecmp(name, c)) return true;
-  return false;
-}
-
 // The median ms of 5 sgemm of n x n on one thread, in this process.
 double ProbeSgemm(long n) {
   float *a = Alloc((size_t)(n * n)), *b = Alloc((size_t)(n * n)), *c = Alloc((size_t)(n * n));
@@ -309,41 +302,67 @@ double ProbeSgemm(long n) {
   return Of(t).med;
 }
 
+// The sgemm probe of a child process loading OpenBLAS with
+// OPENBLAS_CORETYPE=core ("" unset: as detected): false when it failed.
+bool ProbeChild(const std::string &core, long n, double *ms, std::string *name) {
+  std::string cmd = (core.empty() ? std::string("env -u OPENBLAS_CORETYPE") : "OPENBLAS_CORETYPE=" + core) +
+                    " UOPC_BENCH_BLAS_NOTE=probe '" + SelfExe() + "' --probe-sgemm " + std::to_string(n);
+  char got[128] = "?";
+  double t = NAN;
+  FILE *p = popen(cmd.c_str(), "r");
+  if (!p) return false;
+  if (fscanf(p, "%lf %127s", &t, got) != 2) t = NAN;
+  if (pclose(p) != 0 || std::isnan(t)) return false;
+  *ms = t, *name = got;
+  return true;
+}
+
 // Before anything else: when OpenBLAS is linked and this is not the
-// re-executed process, choose the environment it must load with and
-// re-execute with it (returns only when there is nothing to change or exec
-// failed).  The note says what was chosen; the re-executed process finds it
-// in UOPC_BENCH_BLAS_NOTE.
+// re-executed process, time sgemm on one thread with the core OpenBLAS
+// loaded with (as detected, or the caller's OPENBLAS_CORETYPE) and, in
+// child processes, with every other core this CPU can run (as detected,
+// SkylakeX and Cooperlake on AVX-512, Haswell on AVX2, Zen on AMD), keep the
+// fastest and re-execute with it (the variable is read when the library
+// loads; returns only when exec failed).  A caller's OPENBLAS_CORETYPE is a
+// candidate, not a choice: issue 12 compares against the best kernel
+// OpenBLAS has for the CPU.  The note says what each core took and which
+// was kept; the re-executed process finds it in UOPC_BENCH_BLAS_NOTE.
 void ChooseOpenblasCore(char **argv, long n) {
   if (!ref_openblas_available() || getenv("UOPC_BENCH_BLAS_NOTE")) return;
-  std::string note;
-  const char *core = ref_openblas_corename();
   const char *preset = getenv("OPENBLAS_CORETYPE");
-  if (preset && *preset) {
-    note = std::string("OPENBLAS_CORETYPE=") + preset + " set by the caller: core " + core;
-  } else if (__builtin_cpu_supports("avx512f") && !IsAvx512Core(core)) {
-    double here = ProbeSgemm(n);
-    std::string cmd = "OPENBLAS_CORETYPE=SkylakeX UOPC_BENCH_BLAS_NOTE=probe '" + SelfExe() +
-                      "' --probe-sgemm " + std::to_string(n);
-    double sk = NAN;
-    char skcore[128] = "?";
-    if (FILE *p = popen(cmd.c_str(), "r")) {
-      if (fscanf(p, "%lf %127s", &sk, skcore) != 2) sk = NAN;
-      if (pclose(p) != 0) sk = NAN;
-    }
-    char b[512];
-    bool better = !std::isnan(sk) && sk < here;
-    snprintf(b, sizeof b,
-             "the CPU has AVX-512, OpenBLAS chose core %s: sgemm %ld 1T %.3g ms as detected, %s with "
-             "OPENBLAS_CORETYPE=SkylakeX (core %s): using %s",
-             core, n, here, std::isnan(sk) ? "failed" : (Num(sk) + " ms").c_str(), skcore,
-             better ? "SkylakeX (the faster)" : (std::string(core) + " as detected (the faster)").c_str());
-    note = b;
-    if (better) setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
-  } else {
-    note = std::string("core ") + core + " as detected" +
-           (__builtin_cpu_supports("avx512f") ? " (an AVX-512 core)" : " (the CPU has no AVX-512)");
+  const std::string loaded_env = preset ? preset : "", loaded = ref_openblas_corename();
+  struct Cand {
+    std::string env, core;  // env: the OPENBLAS_CORETYPE value ("" unset)
+    double ms;
+  };
+  std::vector<Cand> got = {{loaded_env, loaded, ProbeSgemm(n)}};
+  std::vector<std::string> tries;
+  if (!loaded_env.empty()) tries.push_back("");  // as detected
+  if (__builtin_cpu_supports("avx512f")) tries.push_back("SkylakeX");
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16")) tries.push_back("Cooperlake");
+  if (__builtin_cpu_supports("avx2")) tries.push_back("Haswell");
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_is("amd")) tries.push_back("Zen");
+  std::string failed;
+  for (const std::string &t : tries) {
+    if (!t.empty() && !strcasecmp(t.c_str(), loaded.c_str())) continue;  // the one loaded here
+    Cand c{t, "", NAN};
+    if (ProbeChild(t, n, &c.ms, &c.core)) got.push_back(c);
+    else failed += " " + (t.empty() ? std::string("as-detected") : t);
   }
+  size_t best = 0;
+  for (size_t i = 1; i < got.size(); i++)
+    if (got[i].ms < got[best].ms) best = i;
+  std::string note = "sgemm " + std::to_string(n) + " 1T:";
+  for (size_t i = 0; i < got.size(); i++) {
+    const Cand &c = got[i];
+    note += (i ? ", " : " ") + c.core + " " + Num(c.ms) + " ms";
+    if (i == 0) note += loaded_env.empty() ? " (as detected)" : " (OPENBLAS_CORETYPE=" + loaded_env + " from the caller)";
+    else if (c.env.empty()) note += " (as detected)";
+  }
+  if (!failed.empty()) note += "; probe failed:" + failed;
+  note += "; using " + got[best].core + " (the fastest)";
+  if (got[best].env.empty()) unsetenv("OPENBLAS_CORETYPE");
+  else setenv("OPENBLAS_CORETYPE", got[best].env.c_str(), 1);
   if (!getenv("OPENBLAS_THREAD_TIMEOUT")) setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
   setenv("UOPC_BENCH_BLAS_NOTE", note.c_str(), 1);
   std::string self = SelfExe();
