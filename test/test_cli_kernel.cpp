@@ -281,6 +281,29 @@ TEST(CliFuzz, SmallRunsAndTable) {
   }
 }
 
+// --self-test: one output a batch corrupted on purpose, every one found as a
+// mismatch (and no other), exit 0; the reproducers are not printed.
+TEST(CliFuzz, SelfTestFindsEveryCorruptedOutput) {
+  CliRun r = Uopc("fuzz --self-test --count 20000 --op mul --batch 1000 --tier both");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("mismatch:"), std::string::npos) << r.err;
+  // 4 triples (bool, i32, f32, f16), 20 batches each: one corrupted output a batch
+  EXPECT_NE(r.out.find("self-test: 80 outputs corrupted on purpose, 80 mismatches found, 4 of 4 triples exact\n"),
+            std::string::npos)
+      << r.out;
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);  // the header
+  for (int i = 0; i < 4 && std::getline(in, line); i++) {
+    std::istringstream rs(line);
+    std::string op, dt;
+    unsigned long long cases, refused, mism;
+    rs >> op >> dt >> cases >> refused >> mism;
+    EXPECT_EQ(op, "mul") << line;
+    EXPECT_EQ(mism, 20u) << line;
+  }
+}
+
 }  // namespace
 
 // --out writes through what the path names: a symlink keeps being a symlink

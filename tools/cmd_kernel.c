@@ -2,7 +2,7 @@
  *
  *   uopc compile [--emit=llvm|asm] [--tier=fast|strong] [--fast-math] [--hot] FILE.uir
  *   uopc exec FILE.uir [--arg S=IN.npy]... [--out S=OUT.npy | --out OUT.npy] [--tier=fast|strong] [--fast-math] [--hot] [--threads N] [--print] [--bench N]
- *   uopc fuzz [--seed S] [--count N] [--op OP] [--dtype D|IN:OUT] [--tier=fast|strong|both] [--batch N]
+ *   uopc fuzz [--seed S] [--count N] [--op OP] [--dtype D|IN:OUT] [--tier=fast|strong|both] [--batch N] [--self-test]
  *
  * docs/cli.md documents them.
  */
@@ -615,6 +615,8 @@ int cmd_fuzz(cli *k, int argc, char **argv) {
       dt_s = v;
     } else if ((r = opt("fuzz", argc, argv, &i, "--tier", &v))) {
       if (r < 0 || parse_tier("fuzz", v, &o.tier, &o.both_tiers)) return EXIT_USAGE;
+    } else if (!strcmp(argv[i], "--self-test")) {
+      o.self_test = 1;
     } else {
       return verb_usage("fuzz", "unknown argument '%s'", argv[i]);
     }
@@ -649,11 +651,12 @@ int cmd_fuzz(cli *k, int argc, char **argv) {
 
   fuzz_ui ui = {.tty = isatty(2), .start = now_s(), .total = ns};
   ui.last = ui.start;
-  o.on_mismatch = on_mismatch;
+  o.on_mismatch = o.self_test ? NULL : on_mismatch; /* a self-test's mismatches are its own */
   o.on_progress = on_progress;
   o.ud = &ui;
   uopc_fuzz_stats tot = {0};
   int rc = EXIT_OK;
+  size_t missed = 0; /* self-test: triples where a corrupted output was not found (or none was made) */
   out_fmt(k, "%-9s %-10s %12s %10s %10s %10s\n", "op", "dtype", "cases", "refused", "mismatches", "Mcases/s");
   for (size_t j = 0; j < ns; j++) {
     ui.idx = j;
@@ -668,7 +671,8 @@ int cmd_fuzz(cli *k, int argc, char **argv) {
     out_fmt(k, "%-9s %-10s %12llu %10llu %10llu %10.1f\n", uopc_op_spelling(pairs[sel[j]].op),
             uopc_fuzz_dtype_str(&pairs[sel[j]], dt), (unsigned long long)s.cases, (unsigned long long)s.refused,
             (unsigned long long)s.mismatches, rate);
-    tot.cases += s.cases, tot.refused += s.refused, tot.mismatches += s.mismatches;
+    if (o.self_test && (s.mismatches != s.injected || !s.injected)) missed++;
+    tot.cases += s.cases, tot.refused += s.refused, tot.mismatches += s.mismatches, tot.injected += s.injected;
     tot.seconds += s.seconds, tot.compile_ms += s.compile_ms;
   }
   clear_line(&ui);
@@ -678,7 +682,20 @@ int cmd_fuzz(cli *k, int argc, char **argv) {
   out_fmt(k, "seed %llu, tier %s, batch %u, %zu pair%s, %.1f s running, %.0f ms compiling\n", (unsigned long long)o.seed,
           o.both_tiers ? "both" : tier_name(o.tier), o.batch ? o.batch : 4095, ns, ns == 1 ? "" : "s", tot.seconds,
           tot.compile_ms);
-  if (tot.mismatches) {
+  if (o.self_test) {
+    /* every corrupted output must come back as a mismatch, and nothing else */
+    out_fmt(k, "self-test: %llu outputs corrupted on purpose, %llu mismatches found, %zu of %zu triples %s\n",
+            (unsigned long long)tot.injected, (unsigned long long)tot.mismatches, ns - missed, ns,
+            missed ? "exact (FAILED)" : "exact");
+    if (missed) {
+      fwrite(k->out, 1, k->n, stdout);
+      fflush(stdout);
+      k->n = 0;
+      fprintf(stderr, "uopc fuzz: error: self-test: in %zu triple%s the mismatches found are not the outputs corrupted\n",
+              missed, missed == 1 ? "" : "s");
+      rc = EXIT_ERR;
+    }
+  } else if (tot.mismatches) {
     /* the table still goes to stdout; the status says it failed */
     fwrite(k->out, 1, k->n, stdout);
     fflush(stdout);
