@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "codegen/emit.h"
 #include "compile.h"
@@ -77,6 +78,13 @@ static uopc_status jit(uopc_ctx *c, LLVMModuleRef m, const char *name, unsigned 
   return st;
 }
 
+/* A monotonic clock in ms (the compile time UOPC_DEBUG=cache reports). */
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
 /* How the cache answered. */
 enum { FROM_MEMORY, FROM_DISK, MISSED };
 
@@ -98,15 +106,16 @@ static uopc_status cache_get(uopc_ctx *c, const uopi_kernel_ir *k, uopi_kkey *ke
 }
 
 /* cache put: the pending entry e becomes ready with code (waiters wake up);
-   a compiled kernel is also written to disk. */
+   a compiled kernel (ms of compile, ninst linearized instructions at tier
+   t: for UOPC_DEBUG=cache) is also written to disk. */
 static void cache_put(const uopi_kkey *key, const uopi_kmeta *meta, uopi_kentry *e, uopi_jit_code *code,
-                      int compiled) {
+                      int compiled, double ms, uint32_t ninst, uopi_jit_tier t) {
   uopi_kcache_fill(e, code, meta);
   if (!compiled) return;
   uopi_kstat_add(UOPI_KSTAT_MISS, 1);
   char hex[2 * UOPI_KCACHE_HASH + 1];
   uopi_kcache_hex(key->hash, hex);
-  uopi_kcache_debug("miss %s: compiled", hex);
+  uopi_kcache_debug("miss %s: compiled in %.2f ms (%u instructions, tier %d)", hex, ms, ninst, (int)t);
   uopi_kdisk_store(key, meta, code);
 }
 
@@ -129,15 +138,20 @@ uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, u
   if (!st) st = uopi_kernel_prepare(c, root, &k);            /* prepare: indices simplified */
   if (!st) st = uopi_kkey_make(c, &k, t, flags, &key);             /* key of the prepared graph */
   if (!st) st = cache_get(c, &k, &key, &meta, &e, &code, &from); /* cache get: memory, then disk */
+  double t0 = 0;
+  uint32_t ninst = 0;
   if (!st && from == MISSED) {
+    t0 = now_ms();
     st = uopi_linearize(c, &k, &p);                           /* linearize: the ordered program */
+    ninst = p.n;
     if (!st) st = verify(c, &p, meta.name);
     if (!st) st = uopi_emit(c, &p, meta.name, flags, &m);     /* emit: LLVM IR */
     if (!st) st = jit(c, m, meta.name, k.nbufs + 1, t, &code); /* JIT: passes, codegen, link */
     if (st && e) uopi_kcache_abandon(e);                      /* waiters start over */
     uopi_prog_free(&p);
   }
-  if (!st && from != FROM_MEMORY) cache_put(&key, &meta, e, code, from == MISSED); /* cache put */
+  if (!st && from != FROM_MEMORY)
+    cache_put(&key, &meta, e, code, from == MISSED, from == MISSED ? now_ms() - t0 : 0, ninst, t); /* cache put */
   if (!st) uopi_kcache_alias(e, &raw);                       /* remember the graph as given */
   if (!st) *out = e;
 done:
