@@ -229,21 +229,26 @@ fail:
 /* The plan of schedule s (kernels compiled, split as sp says, for T
    threads); NULL with the context's error. */
 /* The JIT tier kernel sk compiles at: opts' tier, but a register-tiled
-   kernel (docs/loops.md) at TIER2 in fast mode, where the fast tier's
-   register allocation copies every FMA accumulator per iteration (matmul
-   1024: 44 -> 21 ms a call, 11 ms more compile), and at least TIER1 in
-   strict mode, whose loop strength reduction takes the tile's inner loop
-   from ~37 to ~25 instructions (matmul 1024 on Zen 2: 47 -> 37 ms a call,
-   3.5 ms more compile): from TIER1_MIN_WORK multiply-adds, where it pays
-   back within the call (below, attention's Q K^T, 2^24: 4 ms more compile,
-   no faster). */
+   kernel (docs/loops.md) of at least TIER1_MIN_WORK multiply-adds, where
+   the slower pipeline pays back within the call, at TIER2 in fast mode,
+   where the fast tier's register allocation copies every FMA accumulator
+   per iteration (matmul 1024: 44 -> 21 ms a call on Zen 2, 11 ms more
+   compile), and at least TIER1 in strict mode, whose loop strength
+   reduction takes the tile's inner loop from ~37 to ~25 instructions
+   (matmul 1024 on Zen 2: 47 -> 37 ms a call, 3.5 ms more compile).  Below
+   it the slower pipeline does not pay back: attention's Q K^T (2^24) costs
+   4 ms more compile at TIER1 for no faster call, and 12.5 ms more at TIER2
+   in fast mode for 0.03-0.05 ms a call (Zen 5).  A plan marked
+   UOPC_COMPILE_HOT (called many times) takes TIER2 for every tiled kernel
+   in fast mode. */
 #define TIER1_MIN_WORK 536870912.0 /* 2^29 */
 static uopi_jit_tier kernel_tier(const uopi_skernel *sk, const uopc_compile_opts *opts) {
   uopi_jit_tier t = UOPI_JIT_TIER0;
   (void)uopi_tier_of(opts, &t, NULL); /* checked by the caller */
   if (!sk->tiled) return t;
-  if (opts && (opts->flags & UOPC_COMPILE_FAST_MATH)) return UOPI_JIT_TIER2;
-  return t == UOPI_JIT_TIER0 && sk->tiled >= TIER1_MIN_WORK ? UOPI_JIT_TIER1 : t;
+  const int hot = opts && (opts->flags & UOPC_COMPILE_HOT), big = sk->tiled >= TIER1_MIN_WORK;
+  if (opts && (opts->flags & UOPC_COMPILE_FAST_MATH)) return big || hot ? UOPI_JIT_TIER2 : t;
+  return t == UOPI_JIT_TIER0 && big ? UOPI_JIT_TIER1 : t;
 }
 
 static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_t T, const uopc_compile_opts *opts) {
