@@ -650,8 +650,9 @@ char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts
       break;
     }
     char head[160];
-    int hn = snprintf(head, sizeof head, "; kernel %u of %u: computes buffer %u (%s)\n", k, s.nkernels, s.kernels[k].out,
-                      uopc_op_name((uopc_op)s.bufs[s.kernels[k].out].node->op));
+    int hn = snprintf(head, sizeof head, "; kernel %u of %u: computes buffer %u (%s), JIT tier %d\n", k, s.nkernels,
+                      s.kernels[k].out, uopc_op_name((uopc_op)s.bufs[s.kernels[k].out].node->op),
+                      (int)kernel_tier(&s.kernels[k], opts));
     size_t tn = strlen(t);
     char *na = realloc(all, n + (size_t)hn + tn + 2);
     if (!na) {

@@ -213,6 +213,45 @@ TEST(LoopPasses, TileOnlyWhereItPaysBack) {
   }
 }
 
+// The JIT tier of a register-tiled kernel (plan.c kernel_tier, as plan emit
+// says it): the slower pipelines only from 2^29 multiply-adds, where they
+// pay back within a call, or in a hot plan (fast mode).  Attention's Q K^T
+// (512 x 512 x 64, 2^24, tiled from 2^23) stays at tier 0; the benchmark's
+// matmul (2^30) takes tier 1 strict and tier 2 fast.
+TEST(LoopPasses, SlowerTiersOnlyWhereTheyPayBack) {
+  Ctx c;
+  auto tiers = [&](const std::string &src, unsigned flags) {
+    uopc_error e;
+    uopc_node *u = uopc_uir_parse(c, src.c_str(), src.size(), "t.uir", &e);
+    EXPECT_NE(u, nullptr) << e.msg;
+    uopc_compile_opts o = {UOPC_TIER_FAST, flags, 1};
+    char *ir = u ? uopc_plan_emit(c, u, &o, 0, &e) : nullptr;
+    EXPECT_NE(ir, nullptr) << e.msg;
+    std::string got;  // the tier of each kernel, in order
+    for (const char *p = ir; p && (p = std::strstr(p, ", JIT tier ")); p += 11) got += p[11];
+    free(ir);
+    return got;
+  };
+  const std::string qk = "%Q = param : slot=0 dtype=f32 shape=(512, 64)\n%K = param : slot=1 dtype=f32 shape=(512, 64)\n"
+                         "%q1 = reshape %Q, (512, 1, 64)\n%q2 = expand %q1, (512, 512, 64)\n"
+                         "%k1 = reshape %K, (1, 512, 64)\n%k2 = expand %k1, (512, 512, 64)\n%p = mul %q2, %k2\n"
+                         "%s = reduce %p : op=add pop=1\n";
+  std::string mm = "%A = param : slot=0 dtype=f32 shape=(1024, 1024)\n%B = param : slot=1 dtype=f32 shape=(1024, 1024)\n"
+                   "%a1 = reshape %A, (1024, 1, 1024)\n%a2 = expand %a1, (1024, 1024, 1024)\n%bt = permute %B, (1, 0)\n"
+                   "%b1 = reshape %bt, (1, 1024, 1024)\n%b2 = expand %b1, (1024, 1024, 1024)\n%p = mul %a2, %b2\n"
+                   "%c = reduce %p : op=add pop=1\n";
+  std::string t = tiers(qk, UOPC_COMPILE_FAST_MATH);
+  EXPECT_EQ(t.find_first_not_of('0'), std::string::npos) << t;
+  EXPECT_NE(tiers(qk, UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_HOT).find('2'), std::string::npos);
+  t = tiers(qk, 0);
+  EXPECT_EQ(t.find_first_not_of('0'), std::string::npos) << t;
+  EXPECT_NE(tiers(mm, UOPC_COMPILE_FAST_MATH).find('2'), std::string::npos);
+  t = tiers(mm, 0);
+  EXPECT_NE(t.find('1'), std::string::npos) << t;
+  EXPECT_EQ(t.find('2'), std::string::npos) << t;
+  uopc_plan_cache_clear();
+}
+
 // UOPC_COMPILE_HOT applies the loop passes at every size and changes no
 // result: the random programs of TiledReductionsMatchRunBitForBit at the
 // default thresholds, with and without it, strict and (integers) fast.

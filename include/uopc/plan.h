@@ -85,7 +85,9 @@ UOPC_API uint32_t uopc_plan_threads(const uopc_plan *p);
 UOPC_API uint32_t uopc_plan_nsplit(const uopc_plan *p);
 
 /* The LLVM IR (emit_asm: the host assembly) of every kernel of the plan of
-   root, each after a line "; kernel K of N: computes ...".  A malloc'd
+   root, each after a line "; kernel K of N: computes buffer B (OP), JIT
+   tier T" (T: the internal tier the kernel compiles at, 0 fast, 1 fast with
+   CodeGen Less, 2 strong; docs/loops.md).  A malloc'd
    string (free()), or NULL with *e, with the errors and the convention of
    uopc_plan_compile. */
 UOPC_API char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, int emit_asm,
