@@ -11,7 +11,7 @@
  *    a new handle on the same code (handles are counted; uopc_kernel_free of
  *    one never frees code another handle uses).  Kernels no handle holds are
  *    kept, least recently used first out, up to a bound.
- *  - On disk: the object code, zlib-compressed, with a checked header, one
+ *  - On disk: the object code as generated, behind a checked header, one
  *    file per key in the cache directory, by default
  *        $UOPC_CACHE_DIR, else $XDG_CACHE_HOME/uopc (an absolute
  *        XDG_CACHE_HOME only), else $HOME/.cache/uopc,
