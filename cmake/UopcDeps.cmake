@@ -40,5 +40,5 @@ endif()
 function(uopc_link_deps t scope)
   target_link_directories(${t} ${scope} $<BUILD_INTERFACE:${LLVM_LIBRARY_DIRS}>)
   target_link_libraries(${t} ${scope} $<BUILD_INTERFACE:LLVM> $<INSTALL_INTERFACE:${UOPC_LLVM_LIBRARY}>
-                        ZLIB::ZLIB Threads::Threads m stdc++)  # stdc++: lib/jit/pool_mm.cpp, dual_mm.cpp
+                        ZLIB::ZLIB Threads::Threads m stdc++)  # stdc++: lib/jit/link.cpp, pool_mm.cpp, dual_mm.cpp
 endfunction()

@@ -25,7 +25,7 @@
 #include "compile.h"
 #include "jit/jit.h"
 #include "jit/jit_impl.h"  // UOPI_JIT_BLOCK_MAX
-#include "jit/pool_mm.h"   // uopi_jit_memory
+#include "jit/link.h"      // uopi_jit_memory
 #include "support/samples.h"
 #include "support/valgrind.h"
 #include "uopc/plan.h"
@@ -474,8 +474,10 @@ TEST(JitEngine, ForkedChildAndParentDoNotShareNewCode) {
   close(to_parent[0]);
 }
 
-// The object bytes of a kernel load (link only, no codegen) and run the same;
-// loading them while the kernel is still live is a duplicate definition.
+// The object bytes of a kernel load (link only, no codegen) and run the same.
+// Each object is linked on its own: loading it while the kernel is live gives
+// a second kernel (the same symbol in two places), and freeing either leaves
+// the other running.  A name the object does not define is an error naming it.
 TEST(JitEngine, LoadFromObjectBytes) {
   for (uopi_jit_tier t : kTiers) {
     std::string name;
@@ -486,17 +488,25 @@ TEST(JitEngine, LoadFromObjectBytes) {
     EXPECT_EQ(std::memcmp(obj.data(), "\x7f" "ELF", 4), 0);
 
     uopc_error e{};
-    uopi_jit_code *dup = nullptr;
-    EXPECT_EQ(uopi_jit_load(obj.data(), obj.size(), name.c_str(), 3, &dup, &e), UOPC_ERR_JIT);
-    EXPECT_EQ(dup, nullptr);
-    EXPECT_NE(std::strstr(e.msg, name.c_str()), nullptr) << e.msg;
+    uopi_jit_code *k2 = nullptr;
+    ASSERT_EQ(uopi_jit_load(obj.data(), obj.size(), name.c_str(), 3, &k2, &e), UOPC_OK) << e.msg;
+    Code twin(k2);
+    EXPECT_NE((void *)twin.k->fn, (void *)c.k->fn);
+    EXPECT_TRUE(EwIsExact(twin, 1003, 98));
+    EXPECT_TRUE(EwIsExact(c, 1003, 97));
 
-    c = Code();  // free the compiled kernel
+    c = Code();  // free the compiled kernel: the twin still runs
+    EXPECT_TRUE(EwIsExact(twin, 1003, 96));
     uopi_jit_code *k = nullptr;
     ASSERT_EQ(uopi_jit_load(obj.data(), obj.size(), name.c_str(), 3, &k, &e), UOPC_OK) << e.msg;
     Code loaded(k);
     EXPECT_EQ(k->obj_size, obj.size());
     EXPECT_TRUE(EwIsExact(loaded, 1003, 99));
+
+    uopi_jit_code *none = nullptr;
+    EXPECT_EQ(uopi_jit_load(obj.data(), obj.size(), "uopc_no_such_kernel", 3, &none, &e), UOPC_ERR_JIT);
+    EXPECT_EQ(none, nullptr);
+    EXPECT_NE(std::strstr(e.msg, "defines no symbol uopc_no_such_kernel"), nullptr) << e.msg;
   }
 }
 

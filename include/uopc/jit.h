@@ -1,4 +1,4 @@
-/* uopc/jit.h - compiling kernels in-process with LLVM (ORC LLJIT) and
+/* uopc/jit.h - compiling kernels in-process with LLVM (JITLink) and
  * calling them.
  *
  * A kernel is a SINK of STOREs in loops (docs/uir.md, "Kernels").  Compiling

@@ -1,7 +1,7 @@
 /* lib/jit/dual_mm.h - JITLink memory mapped twice (dual_mm.cpp): the linker
  * writes code and constants through one mapping while they run and are read
  * through another, so linking or freeing an object makes no system call.
- * C++ only: pool_mm.cpp installs it on the LLJIT's object layer.
+ * C++ only: pool_mm.cpp makes it for the linker (link.cpp).
  */
 #ifndef UOPI_JIT_DUAL_MM_H
 #define UOPI_JIT_DUAL_MM_H

@@ -1,4 +1,5 @@
-/* lib/jit/engine.c - the process's JIT engine: one LLJIT, one mutex.
+/* lib/jit/engine.c - the process's JIT engine: a linker, pooled
+ * TargetMachines, one mutex.
  *
  * Two levels of setup:
  *   - once per process (pthread_once, never undone): the native target and
@@ -6,11 +7,11 @@
  *     sees: include/uopc/jit.h); LLVM 19 accepts an option again in a later
  *     parse (the last wins) and through the C API a parse error returns
  *     instead of exiting, but the options are still parsed exactly once.
- *   - the engine (under init_lock, undone by uopi_jit_shutdown): the LLJIT,
- *     the CPU strings (the host's, or UOPC_JIT_CPU / UOPC_JIT_FEATURES:
- *     target_cpu below), the target id.
- * The LLJIT only links: code generation happens on pooled TargetMachines
- * (tm.c), so its own compile layer and TargetMachine stay idle.
+ *   - the engine (under init_lock, undone by uopi_jit_shutdown): the linker
+ *     (link.h: JITLink into the memory pool), the host triple and the data
+ *     layout of the host TargetMachine, the CPU strings (the host's, or
+ *     UOPC_JIT_CPU / UOPC_JIT_FEATURES: target_cpu below), the target id.
+ * Code generation happens on pooled TargetMachines (tm.c).
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@
 #include <llvm-c/Target.h>
 
 #include "jit/jit_impl.h"
-#include "jit/pool_mm.h"
+#include "jit/link.h"
 #include "support/support.h"
 
 /* The one cl::opt: CodeGen None (TIER0) keeps FastISel but allocates
@@ -103,45 +104,42 @@ static void target_cpu(uopi_jit_engine *g) {
 
 static void release(uopi_jit_engine *g) {
   uopi_jit_tm_dispose_all();
-  if (g->jit) {
-    LLVMErrorRef err = LLVMOrcDisposeLLJIT(g->jit);
-    if (err) LLVMConsumeError(err);
-  }
+  uopi_jit_linker_free(g->linker);
+  if (g->triple) LLVMDisposeMessage(g->triple);
+  if (g->dl) LLVMDisposeMessage(g->dl);
   if (g->cpu) LLVMDisposeMessage(g->cpu);
   if (g->features) LLVMDisposeMessage(g->features);
   free(g->target_id);
-  g->jit = NULL;
-  g->jd = NULL;
-  g->ssp = NULL;
-  g->triple = g->dl = NULL;
-  g->cpu = g->features = g->target_id = NULL;
+  g->linker = NULL;
+  g->triple = g->dl = g->cpu = g->features = g->target_id = NULL;
+}
+
+/* The data layout string of the host TargetMachine (a TIER0 one, which the
+   pool keeps for the first compile): what every module is given. */
+static uopc_status host_layout(uopi_jit_engine *g, uopc_error *e) {
+  LLVMTargetMachineRef tm = uopi_jit_tm_take(g, UOPI_JIT_TIER0, e);
+  if (!tm) return UOPC_ERR_JIT;
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+  g->dl = LLVMCopyStringRepOfTargetData(td);
+  LLVMDisposeTargetData(td);
+  uopi_jit_tm_give(UOPI_JIT_TIER0, tm);
+  return g->dl ? UOPC_OK : uopi_jit_fail(e, UOPC_ERR_NOMEM, "out of memory");
 }
 
 static uopc_status create(uopi_jit_engine *g, uopc_error *e) {
   if (process_failed) return uopi_jit_fail(e, UOPC_ERR_JIT, "LLVM has no native target for this host");
-  /* The builder is consumed by LLVMOrcCreateLLJIT, even on error.  JITLink
-     with pooled memory (pool_mm.h): no mmap/munmap per linked object. */
-  LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
-  uopi_jit_pool_install(b);
-  LLVMErrorRef err = LLVMOrcCreateLLJIT(&g->jit, b);
-  if (err) {
-    g->jit = NULL;
-    return uopi_jit_fail_err(e, err, "cannot create the LLJIT");
-  }
-  LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(g->jit);
-  LLVMOrcExecutionSessionSetErrorReporter(es, uopi_jit_session_error, NULL);
-  g->jd = LLVMOrcLLJITGetMainJITDylib(g->jit);
-  g->ssp = LLVMOrcExecutionSessionGetSymbolStringPool(es);
-  g->triple = LLVMOrcLLJITGetTripleString(g->jit);
-  g->dl = LLVMOrcLLJITGetDataLayoutStr(g->jit);
+  char *t = LLVMGetDefaultTargetTriple();
+  g->triple = t ? LLVMNormalizeTargetTriple(t) : NULL;
+  if (t) LLVMDisposeMessage(t);
   target_cpu(g);
-  g->target_id = make_target_id(g);
   g->live = 0;
-  if (!g->target_id) {
-    release(g);
-    return uopi_jit_fail(e, UOPC_ERR_NOMEM, "out of memory");
-  }
-  return UOPC_OK;
+  uopc_status st = g->triple && g->cpu && g->features ? UOPC_OK : uopi_jit_fail(e, UOPC_ERR_NOMEM, "out of memory");
+  if (!st) st = host_layout(g, e);
+  if (!st && !(g->linker = uopi_jit_linker_new()))
+    st = uopi_jit_fail(e, UOPC_ERR_JIT, "cannot make the JIT's code memory (no memory manager could be created)");
+  if (!st && !(g->target_id = make_target_id(g))) st = uopi_jit_fail(e, UOPC_ERR_NOMEM, "out of memory");
+  if (st) release(g);
+  return st;
 }
 
 uopc_status uopi_jit_get(uopi_jit_engine **g, uopc_error *e) {
@@ -185,6 +183,10 @@ unsigned uopi_jit_vector_bits(void) {
   uopi_jit_engine *g;
   uopc_error e;
   return uopi_jit_get(&g, &e) == UOPC_OK ? g->vector_bits : 0;
+}
+
+const char *uopi_jit_memory(void) {
+  return atomic_load_explicit(&ready, memory_order_acquire) ? uopi_jit_linker_memory(engine.linker) : "none";
 }
 
 const char *uopi_jit_target_id(void) {

@@ -2,13 +2,6 @@
  *
  * Every LLVMErrorRef that reaches here is consumed and every LLVM message
  * disposed, whether or not the caller wants the error (e may be NULL).
- *
- * ORC reports link failures (an undefined symbol, a bad relocation) to the
- * ExecutionSession's error reporter, which by default prints to stderr, and
- * returns only "Failed to materialize symbols" from the lookup.  The engine
- * installs uopi_jit_session_error instead: linking runs on the thread that
- * calls lookup, so a thread-local slot carries the real message to
- * uopi_jit_fail_err.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,29 +34,12 @@ uopc_status uopi_jit_fail(uopc_error *e, uopc_status code, const char *fmt, ...)
   return code;
 }
 
-static _Thread_local char session_msg[200];
-
-void uopi_jit_session_error(void *ctx, LLVMErrorRef err) {
-  char *msg = LLVMGetErrorMessage(err); /* consumes err */
-  if (!session_msg[0]) snprintf(session_msg, sizeof session_msg, "%s", msg); /* keep the first */
-  LLVMDisposeErrorMessage(msg);
-}
-
 uopc_status uopi_jit_fail_err(uopc_error *e, LLVMErrorRef err, const char *what) {
   char *msg = LLVMGetErrorMessage(err); /* consumes err */
-  if (session_msg[0]) {
-    char both[sizeof ((uopc_error *)0)->msg];
-    snprintf(both, sizeof both, "%s (%s)", session_msg, msg);
-    set(e, UOPC_ERR_JIT, what, both);
-  } else {
-    set(e, UOPC_ERR_JIT, what, msg);
-  }
-  session_msg[0] = 0;
+  set(e, UOPC_ERR_JIT, what, msg);
   LLVMDisposeErrorMessage(msg);
   return UOPC_ERR_JIT;
 }
-
-void uopi_jit_session_clear(void) { session_msg[0] = 0; }
 
 uopc_status uopi_jit_fail_msg(uopc_error *e, char *msg, const char *what) {
   set(e, UOPC_ERR_JIT, what, msg);

@@ -1,11 +1,12 @@
 /* lib/jit/jit.h - the JIT engine: LLVM modules in, callable kernels out.
  *
- * One engine per process: an ORC LLJIT that only links, plus pools of host
- * TargetMachines that optimize and generate code.  The pipeline of a compile:
+ * One engine per process: a linker (JITLink into a pool of code memory,
+ * link.h) and pools of host TargetMachines that optimize and generate code.
+ * The pipeline of a compile:
  *
  *   module ──prepare──▶ optimized module ──emit──▶ object bytes ──load──▶ code
- *   (own context)       (verify, triple/DL,       (codegen on a       (add to the JIT
- *                        passes of the tier)        pooled host TM)     + look up, locked)
+ *   (own context)       (verify, triple/DL,       (codegen on a       (JITLink: link,
+ *                        passes of the tier)        pooled host TM)     find the entry)
  *
  * The engine knows LLVM modules, object bytes and code handles; it knows
  * nothing of uopc graphs, kernels or the kernel cache (docs/design.md).
@@ -18,8 +19,9 @@
  *
  * Threads: everything here may be called from any number of threads at once.
  * prepare and emit run in parallel (every module has its own LLVMContext,
- * every pass run and codegen its own TargetMachine); only load and free take
- * the engine's mutex (0.1-0.3 ms: the link).  See docs/jit.md.
+ * every pass run and codegen its own TargetMachine), and so do links (each
+ * object is linked on its own; the engine's mutex covers a count).  See
+ * docs/jit.md.
  *
  * The kernel convention (entry.c; what the lowering emits, what
  * uopi_jit_call calls):
@@ -52,10 +54,9 @@
 extern "C" {
 #endif
 
-/* LLVM's opaque handles, as llvm-c/Types.h and llvm-c/Orc.h declare them. */
+/* LLVM's opaque handles, as llvm-c/Types.h declares them. */
 typedef struct LLVMOpaqueModule *LLVMModuleRef;
 typedef struct LLVMOpaqueValue *LLVMValueRef;
-typedef struct LLVMOrcOpaqueResourceTracker *LLVMOrcResourceTrackerRef;
 
 /* ---- tiers ---------------------------------------------------------------
  * TIER0: a short function pipeline (LICM, loop vectorizer, simplifycfg) and
@@ -95,7 +96,8 @@ UOPI_FUNC int uopi_jit_module_fast(LLVMModuleRef m);
  * exactly once per process and is never undone: LLVM's cl::opts are global to
  * the process, shared with any other LLVM user in it.
  *
- * uopi_jit_shutdown: disposes the LLJIT and every pooled TargetMachine.  Call
+ * uopi_jit_shutdown: disposes the linker (and its code memory) and every
+ * pooled TargetMachine.  Call
  * it explicitly before exit (never from a static destructor: LLVM aborts).
  * It refuses (UOPC_ERR_ARG, nothing freed) while code handles are live, and
  * needs no other engine call to be running.  A later call re-creates the
@@ -202,14 +204,14 @@ UOPI_FUNC uopc_status uopi_jit_asm_text(LLVMModuleRef m, uopi_jit_tier t, char *
 
 /* ---- code handles -------------------------------------------------------- */
 
-/* A compiled kernel.  Fields are read-only.  The handle owns the code in the
-   JIT (its own ResourceTracker) and a copy of the object bytes. */
+/* A compiled kernel.  Fields are read-only.  The handle owns its linked
+   code (link.h) and a copy of the object bytes. */
 typedef struct uopi_jit_code {
   void (*fn)(void);          /* the entry; call it through uopi_jit_call */
   unsigned nbufs;            /* number of pointers in its argument array */
   const uint8_t *obj;        /* the ELF object (for the kernel cache) */
   size_t obj_size;
-  LLVMOrcResourceTrackerRef rt;
+  void *handle;              /* the linked code (uopi_jit_unlink) */
 } uopi_jit_code;
 
 /* prepare + emit + load, for the kernel `name` of m, an entry in the
@@ -221,10 +223,12 @@ typedef struct uopi_jit_code {
 UOPI_FUNC uopc_status uopi_jit_compile(LLVMModuleRef m, const char *name, unsigned nargs, uopi_jit_tier t,
                                        uopi_jit_code **out, uopc_error *e);
 
-/* Links an object (bytes copied) into the JIT and looks up `name`, a kernel
-   whose argument array holds nbufs pointers: no optimization, no codegen.
-   Fails (UOPC_ERR_JIT) when a symbol of the object is already defined by a
-   live kernel. */
+/* Links an object (bytes copied) and finds its symbol `name`, a kernel whose
+   argument array holds nbufs pointers: no optimization, no codegen.  Each
+   object is linked on its own: the same object may be loaded any number of
+   times, each a kernel of its own.  UOPC_ERR_JIT when the bytes are not an
+   object the linker takes, an external symbol is not in the process, or
+   `name` is not defined. */
 UOPI_FUNC uopc_status uopi_jit_load(const void *obj, size_t size, const char *name, unsigned nbufs,
                                     uopi_jit_code **out, uopc_error *e);
 

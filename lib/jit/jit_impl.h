@@ -8,7 +8,6 @@
 #include <pthread.h>
 
 #include <llvm-c/Error.h>
-#include <llvm-c/LLJIT.h>
 #include <llvm-c/TargetMachine.h>
 
 #include "jit/jit.h"
@@ -19,11 +18,9 @@ extern "C" {
 
 /* ---- engine.c: the one engine of the process ----------------------------- */
 typedef struct uopi_jit_engine {
-  pthread_mutex_t lock;            /* held around add+lookup and remove only */
-  LLVMOrcLLJITRef jit;
-  LLVMOrcJITDylibRef jd;           /* the main JITDylib; owned by jit */
-  LLVMOrcSymbolStringPoolRef ssp;  /* owned by jit */
-  const char *triple, *dl;         /* owned by jit: never freed here */
+  pthread_mutex_t lock;            /* held around the live count only */
+  struct uopi_jit_linker *linker;  /* link.h: JITLink and the memory pool */
+  char *triple, *dl;               /* host triple and data layout: LLVMDisposeMessage */
   char *cpu, *features;            /* host CPU: LLVMDisposeMessage */
   char *target_id;                 /* malloc'd, see uopi_jit_target_id */
   unsigned vector_bits;            /* see uopi_jit_vector_bits */
@@ -38,11 +35,6 @@ UOPI_FUNC uopc_status uopi_jit_fail(uopc_error *e, uopc_status code, const char 
     __attribute__((format(printf, 3, 4)));
 /* Consumes err. */
 UOPI_FUNC uopc_status uopi_jit_fail_err(uopc_error *e, LLVMErrorRef err, const char *what);
-/* The ExecutionSession's error reporter (consumes err): keeps the first
-   message in a thread-local slot that the next uopi_jit_fail_err on this
-   thread adds to its message; uopi_jit_session_clear empties the slot. */
-UOPI_FUNC void uopi_jit_session_error(void *ctx, LLVMErrorRef err);
-UOPI_FUNC void uopi_jit_session_clear(void);
 /* Disposes msg (an LLVM message; NULL allowed). */
 UOPI_FUNC uopc_status uopi_jit_fail_msg(uopc_error *e, char *msg, const char *what);
 

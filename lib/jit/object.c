@@ -1,9 +1,8 @@
 /* lib/jit/object.c - code generation to bytes, and the text dumps.
  *
  * The engine generates code itself (LLVMTargetMachineEmitToMemoryBuffer on a
- * pooled TM) instead of letting the LLJIT compile IR: compiles run in
- * parallel without the engine's lock, and the object bytes come out for the
- * kernel cache at no cost.
+ * pooled TM): compiles run in parallel without the engine's lock, and the
+ * object bytes come out for the kernel cache (and the linker) at no cost.
  */
 #include <stdlib.h>
 #include <string.h>

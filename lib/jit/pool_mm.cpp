@@ -1,11 +1,7 @@
-/* lib/jit/pool_mm.cpp - the JITLink object layer over a pooled memory
- * manager (pool_mm.h has the contract).  One of the library's two C++
- * files (with dual_mm.cpp, the manager it prefers): LLVM 19's C API offers
- * LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator but no way to give
- * JITLink a memory manager, so this file builds the layer with LLVM's C++
- * API and hands it back through the C one (the C API's own wrap/unwrap are
- * reinterpret_casts of the same pointers).  docs/jit.md, "Disk hits and a
- * pooled memory manager", says why.
+/* lib/jit/pool_mm.cpp - the memory the linker (link.cpp) gives JITLink:
+ * the double-mapped pool of dual_mm.cpp, or LLVM's mapper pool where that
+ * cannot be had (pool_mm.h has the contract).  docs/jit.md, "Disk hits and
+ * a pooled memory manager" and "Double-mapped code memory", says why.
  */
 #include "jit/pool_mm.h"
 
@@ -14,10 +10,9 @@
 #include <memory>
 #include <string>
 
-#include <llvm/ExecutionEngine/Orc/EPCEHFrameRegistrar.h>
+#include <llvm/ExecutionEngine/JITLink/JITLink.h>
 #include <llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h>
 #include <llvm/ExecutionEngine/Orc/MemoryMapper.h>
-#include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
 
 #include "jit/dual_mm.h"
 
@@ -76,10 +71,6 @@ private:
   std::unique_ptr<MapperJITLinkMemoryManager> in_;
 };
 
-/* The memory of the layer being built (uopi_jit_memory), set under the
-   engine's init lock. */
-const char *memory_kind = "none";
-
 /* UOPC_JIT_DUALMAP=0 (off, no, false) asks for the mprotect pool. */
 bool dualmap_off() {
   const char *v = std::getenv("UOPC_JIT_DUALMAP");
@@ -98,47 +89,29 @@ bool valgrind_without_header() {
 #endif
 }
 
-std::unique_ptr<jitlink::JITLinkMemoryManager> make_memory() {
+}  // namespace
+
+std::unique_ptr<jitlink::JITLinkMemoryManager> uopi_jit_pool_make(const char **kind) {
   if (!dualmap_off() && !valgrind_without_header()) {
     std::string why;
     if (auto dual = uopi_dual_mm_create(UOPI_JIT_POOL_SLAB, &why)) {
-      memory_kind = "dual-mapped";
+      *kind = "dual-mapped";
       return dual;
     }
   }
-  auto mapper = InProcessMemoryMapper::Create();
-  if (!mapper) {
+  if (auto mapper = InProcessMemoryMapper::Create()) {
+    *kind = "mprotect";
+    auto pool = std::make_unique<MapperJITLinkMemoryManager>(UOPI_JIT_POOL_SLAB, std::move(*mapper));
+    return std::make_unique<PoolMemoryManager>(std::move(pool));
+  } else {
     consumeError(mapper.takeError());
-    memory_kind = "default";
-    return nullptr;
   }
-  memory_kind = "mprotect";
-  auto pool = std::make_unique<MapperJITLinkMemoryManager>(UOPI_JIT_POOL_SLAB, std::move(*mapper));
-  return std::make_unique<PoolMemoryManager>(std::move(pool));
+  if (auto plain = jitlink::InProcessMemoryManager::Create()) {
+    *kind = "default";
+    return std::move(*plain);
+  } else {
+    consumeError(plain.takeError());
+  }
+  *kind = "none";
+  return nullptr;
 }
-
-LLVMOrcObjectLayerRef create_layer(void *ctx, LLVMOrcExecutionSessionRef es_ref, const char *triple) {
-  (void)ctx;
-  (void)triple;
-  ExecutionSession &es = *reinterpret_cast<ExecutionSession *>(es_ref);
-  std::unique_ptr<ObjectLinkingLayer> layer;
-  if (auto mem = make_memory())
-    layer = std::make_unique<ObjectLinkingLayer>(es, std::move(mem));
-  else
-    layer = std::make_unique<ObjectLinkingLayer>(es); /* the default memory manager */
-  /* What LLJIT's default JITLink layer adds (LLJIT.cpp, prepareForConstruction). */
-  if (auto reg = EPCEHFrameRegistrar::Create(es))
-    layer->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(es, std::move(*reg)));
-  else
-    consumeError(reg.takeError());
-  ObjectLayer *base = layer.release();
-  return reinterpret_cast<LLVMOrcObjectLayerRef>(base);
-}
-
-}  // namespace
-
-extern "C" void uopi_jit_pool_install(LLVMOrcLLJITBuilderRef b) {
-  if (b) LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator(b, create_layer, nullptr);
-}
-
-extern "C" const char *uopi_jit_memory(void) { return memory_kind; }
