@@ -370,29 +370,25 @@ class DualmapVar {
   std::string old_;
 };
 
+// A new engine with UOPC_JIT_DUALMAP = dualmap (NULL: unset) has the pool
+// kind, whose kernels run from pages mapped perms (CheckPooledMemory).
+void ExpectPool(const char *dualmap, const char *kind, const char *perms) {
+  RestartEngine();
+  DualmapVar d(dualmap);
+  Code first = CompileSample(SAMPLE_EW, 8, UOPI_JIT_TIER0);
+  ASSERT_NE(first.k, nullptr);
+  EXPECT_STREQ(uopi_jit_memory(), kind);
+  first = Code();
+  CheckPooledMemory(perms);
+  RestartEngine();
+}
+
 TEST(JitEngine, PooledCodeMemoryIsReusedAndNeverWritableAndExecutable) {
   // The default: double-mapped code (shared pages, "s") where the system
   // allows executable memfd mappings, as on every machine this project runs on.
-  RestartEngine();
-  {
-    DualmapVar d(nullptr);
-    Code first = CompileSample(SAMPLE_EW, 8, UOPI_JIT_TIER0);
-    ASSERT_NE(first.k, nullptr);
-    EXPECT_STREQ(uopi_jit_memory(), "dual-mapped");
-    first = Code();
-    CheckPooledMemory("r-xs");
-  }
+  ExpectPool(nullptr, "dual-mapped", "r-xs");
   // UOPC_JIT_DUALMAP=0: the mprotect pool, private pages.
-  RestartEngine();
-  {
-    DualmapVar d("0");
-    Code first = CompileSample(SAMPLE_EW, 8, UOPI_JIT_TIER0);
-    ASSERT_NE(first.k, nullptr);
-    EXPECT_STREQ(uopi_jit_memory(), "mprotect");
-    first = Code();
-    CheckPooledMemory("r-xp");
-    RestartEngine();
-  }
+  ExpectPool("0", "mprotect", "r-xp");
   Code again = CompileSample(SAMPLE_EW, 8, UOPI_JIT_TIER0);
   EXPECT_STREQ(uopi_jit_memory(), "dual-mapped");
 }
