@@ -1,0 +1,176 @@
+// The fast paths of the constructors and of the bounds, checked against the
+// general paths they shortcut, on random and edge inputs:
+//   * uopc_alu2 (and so uopc_add, uopc_mul, ...), uopc_const_i and
+//     uopc_full_like take the hash-cons table directly when every check
+//     would pass (lib/core/fast.h); uopi_make_checked is the general path
+//     with every check.  Each call runs in one of two contexts built alike,
+//     fast in one, general in the other: the same node (id), or the same
+//     error (code, message, and the same count of failures).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "core/fast.h"
+#include "uopc/uopc.h"
+}
+
+namespace {
+
+// Two contexts with the same nodes (same ids), plus a node of a third.
+struct Twin {
+  uopc_ctx *c[2];
+  uopc_ctx *other;
+  std::vector<uopc_node *> pool[2];
+  uopc_node *foreign;
+
+  explicit Twin(uint64_t seed) {
+    other = uopc_ctx_new(nullptr);
+    foreign = uopc_param(other, 0, UOPC_DT_I32, nullptr, 0);
+    for (int k = 0; k < 2; k++) {
+      c[k] = uopc_ctx_new(nullptr);
+      std::mt19937_64 rng(seed);
+      build(c[k], pool[k], rng);
+    }
+  }
+  ~Twin() {
+    uopc_ctx_free(c[0]);
+    uopc_ctx_free(c[1]);
+    uopc_ctx_free(other);
+  }
+  static void build(uopc_ctx *c, std::vector<uopc_node *> &p, std::mt19937_64 &rng) {
+    const int64_t ks[] = {0, 1, -1, 2, 7, INT32_MAX, INT32_MIN, 1 << 20};
+    int32_t sh[2] = {3, 2};
+    const uopc_dtype dts[] = {UOPC_DT_I32, UOPC_DT_BOOL, UOPC_DT_F32, UOPC_DT_F16};
+    for (uopc_dtype t : dts) {
+      p.push_back(uopc_param(c, (int64_t)p.size(), t, nullptr, 0));
+      p.push_back(uopc_param(c, (int64_t)p.size(), t, sh, 2));
+      p.push_back(uopc_param(c, (int64_t)p.size(), t, sh, 1));
+    }
+    for (int64_t k : ks) p.push_back(uopc_const_i(c, UOPC_DT_I32, k));
+    p.push_back(uopc_const_i(c, UOPC_DT_BOOL, 1));
+    p.push_back(uopc_const_f(c, UOPC_DT_F32, -0.0));
+    p.push_back(uopc_const_f(c, UOPC_DT_F16, NAN));
+    uopc_node *buf = uopc_buffer(c, 9, UOPC_DT_I32, 8);
+    p.push_back(buf);
+    p.push_back(uopc_index1(c, buf, p[0]));                  // an address
+    p.push_back(uopc_store1(c, buf, p[0], p[0]));            // an effect
+    p.push_back(uopc_range_k(c, 5, 0));
+    for (int i = 0; i < 20; i++) {  // some ALU nodes over them
+      uopc_node *a = p[rng() % p.size()], *b = p[rng() % p.size()];
+      uopc_node *r = uopc_alu2(c, (uopc_op)(UOPC_OP_ADD + rng() % 7), a, b);
+      if (r) p.push_back(r);
+      uopc_ctx_clear_error(c);
+    }
+  }
+};
+
+struct Outcome {
+  uint32_t id = UINT32_MAX;  // UINT32_MAX: NULL
+  int code = 0;
+  std::string msg;
+  uint64_t fails = 0;
+  bool operator==(const Outcome &o) const { return id == o.id && code == o.code && msg == o.msg && fails == o.fails; }
+};
+
+template <class F> Outcome run(uopc_ctx *c, F f) {
+  uint64_t f0 = uopi_fail_count(c);
+  uopc_node *r = f();
+  Outcome o;
+  if (r) o.id = r->id;
+  if (const uopc_error *e = uopc_ctx_error(c)) o.code = e->code, o.msg = e->msg;
+  o.fails = uopi_fail_count(c) - f0;
+  uopc_ctx_clear_error(c);
+  return o;
+}
+
+std::string show(const Outcome &o) {
+  return "id " + std::to_string(o.id) + " code " + std::to_string(o.code) + " '" + o.msg + "' fails " +
+         std::to_string(o.fails);
+}
+
+// A node of context k: from its pool, or NULL, or another context's node.
+uopc_node *pick(Twin &t, int k, size_t i) {
+  size_t n = t.pool[k].size();
+  if (i % (n + 2) == n) return nullptr;
+  if (i % (n + 2) == n + 1) return t.foreign;
+  return t.pool[k][i % (n + 2)];
+}
+
+TEST(FastPath, Alu2MatchesTheGeneralPath) {
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    Twin t(seed);
+    std::mt19937_64 rng(seed * 7919);
+    for (int it = 0; it < 400; it++) {
+      // every ALU op but CAST (uopc_alu refuses those before uopc_make)
+      uopc_op op = (uopc_op)(UOPC_OP_ADD + rng() % (UOPC_OP_CAST - UOPC_OP_ADD));
+      size_t ia = rng(), ib = rng();
+      Outcome fast = run(t.c[0], [&] { return uopc_alu2(t.c[0], op, pick(t, 0, ia), pick(t, 0, ib)); });
+      Outcome slow = run(t.c[1], [&] {
+        uopc_node *s[2] = {pick(t, 1, ia), pick(t, 1, ib)};
+        return uopi_make_checked(t.c[1], op, UOPC_DT_VOID, s, 2, nullptr);
+      });
+      ASSERT_EQ(fast, slow) << uopc_op_name(op) << " seed " << seed << " it " << it << ": " << show(fast) << " vs "
+                            << show(slow);
+    }
+    ASSERT_EQ(uopc_ctx_count(t.c[0]), uopc_ctx_count(t.c[1]));
+  }
+}
+
+TEST(FastPath, ConstIMatchesTheGeneralPath) {
+  const int64_t vs[] = {0, 1, -1, 2, INT32_MAX, INT32_MIN, (int64_t)INT32_MAX + 1, (int64_t)INT32_MIN - 1,
+                        INT64_MAX, INT64_MIN, 123456789, -7};
+  Twin t(3);
+  std::mt19937_64 rng(5);
+  const int nd = UOPC_DT_COUNT + 1;  // bool and i32 (the fast path), and the others (VOID, out of range)
+  for (int it = 0; it < 2000; it++) {
+    // every edge value with every dtype, then random ones
+    int64_t v = it < 12 * nd ? vs[it / nd] : (int64_t)rng() >> (rng() % 64);
+    uopc_dtype dt = (uopc_dtype)(it < 12 * nd ? it % nd : (int)(rng() % nd));
+    if (uopc_dtype_is_float(dt)) continue;  // uopc_const_f's path, not a fast path
+    Outcome fast = run(t.c[0], [&] { return uopc_const_i(t.c[0], dt, v); });
+    Outcome slow = run(t.c[1], [&] {
+      uopc_arg a = {};
+      a.i = dt == UOPC_DT_BOOL ? (v != 0) : v;
+      return uopi_make_checked(t.c[1], UOPC_OP_CONST, dt, nullptr, 0, &a);
+    });
+    ASSERT_EQ(fast, slow) << "dtype " << (int)dt << " v " << v << ": " << show(fast) << " vs " << show(slow);
+  }
+}
+
+// uopc_full_like's fast path against its general path (uopc_const_like, then
+// reshape and expand for a shaped x), whose constants are made by the general
+// path of uopc_make for anything but the common bool/i32 case checked above.
+TEST(FastPath, FullLikeMatchesTheGeneralPath) {
+  const double vs[] = {0, -0.0, 1, -1, 0.5, -0.5, 2147483647.0, -2147483648.0, 2147483647.5, -2147483648.5,
+                       2147483648.0, -2147483649.0, 1e10, -1e19, 9.4e18, NAN, INFINITY, -INFINITY, 3, 1e-300};
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    Twin t(seed);
+    std::mt19937_64 rng(seed);
+    for (int it = 0; it < 3000; it++) {
+      // every edge value with every node of the pool (and NULL, another
+      // context's node), then random ones
+      size_t np = t.pool[0].size() + 2;
+      bool edge = (size_t)it < 20 * np;
+      double v = edge ? vs[it / np] : (double)(int64_t)(rng() >> (rng() % 64)) * ((rng() & 1) ? 1 : 0.25);
+      size_t ix = edge ? (size_t)it % np : rng();
+      Outcome fast = run(t.c[0], [&] { return uopc_full_like(t.c[0], pick(t, 0, ix), v); });
+      Outcome slow = run(t.c[1], [&]() -> uopc_node * {
+        uopc_ctx *c = t.c[1];
+        uopc_node *x = pick(t, 1, ix);
+        if (!x) return uopc_full_like(c, x, v);  // its own NULL check (its name in the message)
+        uopc_node *k = uopc_const_like(c, x, v);
+        if (!k || x->ndim == 0) return k;
+        std::vector<int32_t> ones(x->ndim, 1);
+        return uopc_expand(c, uopc_reshape(c, k, ones.data(), x->ndim), x->shape, x->ndim);
+      });
+      ASSERT_EQ(fast, slow) << "v " << v << ": " << show(fast) << " vs " << show(slow);
+    }
+  }
+}
+
+}  // namespace
