@@ -6,6 +6,9 @@
 //     with every check.  Each call runs in one of two contexts built alike,
 //     fast in one, general in the other: the same node (id), or the same
 //     error (code, message, and the same count of failures).
+//   * uopi_vmin / uopi_vmax (lib/algebra/bounds.h) answer like uopc_vmin /
+//     uopc_vmax, and bounds come out the same whatever order the nodes are
+//     asked in (the leaf shortcut of ensure vs the walk of ensure_slow).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +18,7 @@
 #include <vector>
 
 extern "C" {
+#include "algebra/bounds.h"
 #include "core/fast.h"
 #include "uopc/uopc.h"
 }
@@ -170,6 +174,65 @@ TEST(FastPath, FullLikeMatchesTheGeneralPath) {
       });
       ASSERT_EQ(fast, slow) << "v " << v << ": " << show(fast) << " vs " << show(slow);
     }
+  }
+}
+
+// Random i32 graphs: the same bounds whatever order the nodes are asked in
+// (every node bottom-up, only the roots, a random order), and uopi_vmin /
+// uopi_vmax answer like the public calls (also for NULL and another
+// context's node, with the same error).
+TEST(FastPath, BoundsInAnyOrderAndInlineReads) {
+  for (uint64_t seed = 1; seed <= 30; seed++) {
+    uopc_ctx *c[3];
+    std::vector<uopc_node *> nodes[3];
+    for (int k = 0; k < 3; k++) {
+      c[k] = uopc_ctx_new(nullptr);
+      std::mt19937_64 rng(seed);
+      std::vector<uopc_node *> &p = nodes[k];
+      const int64_t ks[] = {0, 1, -1, 3, 8, INT32_MAX, INT32_MIN, 46341};
+      p.push_back(uopc_param(c[k], 0, UOPC_DT_I32, nullptr, 0));
+      p.push_back(uopc_range_k(c[k], 10, 0));
+      p.push_back(uopc_range_k(c[k], 1000, 1));
+      for (int i = 0; i < 60; i++) {
+        uopc_node *a = p[rng() % p.size()];
+        uopc_node *b = rng() % 3 ? uopc_const_i(c[k], UOPC_DT_I32, ks[rng() % 8]) : p[rng() % p.size()];
+        uopc_op op = (uopc_op)(UOPC_OP_ADD + rng() % 7);
+        uopc_node *r = uopc_alu2(c[k], op, a, b);
+        if (r && r->dtype == UOPC_DT_BOOL && rng() % 2) r = uopc_where(c[k], r, a, b);
+        if (r && r->dtype == UOPC_DT_BOOL) r = uopc_cast(c[k], r, UOPC_DT_I32);
+        if (r) p.push_back(r);
+        uopc_ctx_clear_error(c[k]);
+      }
+    }
+    uint32_t n = uopc_ctx_count(c[0]);
+    ASSERT_EQ(n, uopc_ctx_count(c[1]));
+    ASSERT_EQ(n, uopc_ctx_count(c[2]));
+    // 0: every node in id order (sources first); 1: the last nodes only, each
+    // a walk; 2: a random order, through the inline reads
+    for (uint32_t i = 0; i < n; i++) (void)uopc_vmin(c[0], uopc_ctx_node(c[0], i));
+    for (uint32_t i = n; i-- > n - 5;) (void)uopc_vmax(c[1], uopc_ctx_node(c[1], i));
+    std::mt19937_64 rng(seed + 100);
+    for (int i = 0; i < 40; i++) (void)uopi_vmin(c[2], uopc_ctx_node(c[2], (uint32_t)(rng() % n)));
+    for (uint32_t i = 0; i < n; i++) {
+      uopc_node *u[3] = {uopc_ctx_node(c[0], i), uopc_ctx_node(c[1], i), uopc_ctx_node(c[2], i)};
+      int64_t lo = uopc_vmin(c[0], u[0]), hi = uopc_vmax(c[0], u[0]);
+      ASSERT_LE(lo, hi);
+      ASSERT_EQ(lo, uopi_vmin(c[1], u[1])) << "seed " << seed << " node " << i;
+      ASSERT_EQ(hi, uopi_vmax(c[1], u[1])) << "seed " << seed << " node " << i;
+      ASSERT_EQ(lo, uopi_vmin(c[2], u[2])) << "seed " << seed << " node " << i;
+      ASSERT_EQ(hi, uopc_vmax(c[2], u[2])) << "seed " << seed << " node " << i;
+    }
+    // NULL and another context's node: the public calls' answers and errors
+    uopc_node *f = uopc_ctx_node(c[0], 0);
+    for (uopc_node *x : {(uopc_node *)nullptr, f}) {
+      Outcome a = run(c[1], [&] { return uopi_vmin(c[1], x) == INT64_MIN ? f : nullptr; });
+      Outcome b = run(c[2], [&] { return uopc_vmin(c[2], x) == INT64_MIN ? f : nullptr; });
+      ASSERT_EQ(a, b) << show(a) << " vs " << show(b);
+      a = run(c[1], [&] { return uopi_vmax(c[1], x) == INT64_MAX ? f : nullptr; });
+      b = run(c[2], [&] { return uopc_vmax(c[2], x) == INT64_MAX ? f : nullptr; });
+      ASSERT_EQ(a, b) << show(a) << " vs " << show(b);
+    }
+    for (int k = 0; k < 3; k++) uopc_ctx_free(c[k]);
   }
 }
 

@@ -147,14 +147,16 @@ static __attribute__((noinline)) int ensure_slow(uopc_ctx *c, uopc_node *u) {
 static inline int ensure(uopc_ctx *c, uopc_node *u) {
   if (u->flags & UOPC_NF_BOUNDS) return 1;
   if (!cover(c, u->id)) return 0;
-  /* the common case: every source has its bounds */
-  uint32_t i = 0;
-  while (i < u->nsrc && (u->src[i]->flags & UOPC_NF_BOUNDS)) i++;
-  if (i == u->nsrc) {
-    set(c, u);
-    return 1;
+  /* the common case: every source has its bounds or is a leaf (a CONST, a
+     PARAM: its interval needs no other) */
+  for (uint32_t i = 0; i < u->nsrc; i++) {
+    uopc_node *s = u->src[i];
+    if (s->flags & UOPC_NF_BOUNDS) continue;
+    if (s->nsrc) return ensure_slow(c, u);
+    set(c, s);
   }
-  return ensure_slow(c, u);
+  set(c, u);
+  return 1;
 }
 
 static int64_t vmin_of(uopc_ctx *c, uopc_node *u) {
@@ -170,8 +172,16 @@ static int64_t vmax_of(uopc_ctx *c, uopc_node *u) {
 /* The public calls check their arguments (NULL, another context's node:
    the error recorded, INT64_MIN / INT64_MAX); the passes' uopi_bounds
    does not. */
-int64_t uopc_vmin(uopc_ctx *c, uopc_node *u) { return uopi_check_node(c, u, "vmin") ? vmin_of(c, u) : INT64_MIN; }
-int64_t uopc_vmax(uopc_ctx *c, uopc_node *u) { return uopi_check_node(c, u, "vmax") ? vmax_of(c, u) : INT64_MAX; }
+int64_t uopc_vmin(uopc_ctx *c, uopc_node *u) {
+  if (c && u && uopi_owns(c, u)) return vmin_of(c, u); /* the check inline; the call only to record why */
+  (void)uopi_check_node(c, u, "vmin");
+  return INT64_MIN;
+}
+int64_t uopc_vmax(uopc_ctx *c, uopc_node *u) {
+  if (c && u && uopi_owns(c, u)) return vmax_of(c, u);
+  (void)uopi_check_node(c, u, "vmax");
+  return INT64_MAX;
+}
 
 uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) {

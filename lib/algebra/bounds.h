@@ -10,7 +10,8 @@
 #ifndef UOPI_ALGEBRA_BOUNDS_H
 #define UOPI_ALGEBRA_BOUNDS_H
 
-#include "internal.h"
+#include "core/ctx.h"
+#include "uopc/algebra.h"
 
 typedef struct uopi_iv {
   int64_t lo, hi;
@@ -33,6 +34,19 @@ static inline uopi_iv uopi_iv_mul(uopi_iv a, uopi_iv b) {
 }
 static inline uopi_iv uopi_iv_k(int64_t v) { return (uopi_iv){v, v}; }
 static inline int uopi_iv_fits_i32(uopi_iv a) { return a.lo >= INT32_MIN && a.hi <= INT32_MAX; }
+
+/* uopc_vmin / uopc_vmax (the same values, and for a NULL node or another
+   context's node the same error), with the common case inline: u is c's
+   and its interval is cached.  For rule bodies, which ask about every node
+   they see.  c must not be NULL. */
+static inline int64_t uopi_vmin(uopc_ctx *c, uopc_node *u) {
+  if (u && uopi_owns(c, u) && (u->flags & UOPC_NF_BOUNDS)) return c->bounds[u->id][0];
+  return uopc_vmin(c, u);
+}
+static inline int64_t uopi_vmax(uopc_ctx *c, uopc_node *u) {
+  if (u && uopi_owns(c, u) && (u->flags & UOPC_NF_BOUNDS)) return c->bounds[u->id][1];
+  return uopc_vmax(c, u);
+}
 
 /* 1 when u cannot wrap: an i32 ADD or MUL whose exact interval (from its
    sources' bounds) fits in i32; every other node: 1. */
