@@ -6,6 +6,11 @@
 //     with every check.  Each call runs in one of two contexts built alike,
 //     fast in one, general in the other: the same node (id), or the same
 //     error (code, message, and the same count of failures).
+//   * the hash-cons table's inline miss path (lib/core/intern.c,
+//     insert_here) files a node like the general insert: nodes built through
+//     uopc_alu2 / uopc_const_i in one context and through uopi_make_checked
+//     (uopi_intern) in another are field for field the same, across table
+//     growth and arena chunks, and each context finds the other's way.
 //   * uopi_vmin / uopi_vmax (lib/algebra/bounds.h) answer like uopc_vmin /
 //     uopc_vmax, and bounds come out the same whatever order the nodes are
 //     asked in (the leaf shortcut of ensure vs the walk of ensure_slow).
@@ -174,6 +179,61 @@ TEST(FastPath, FullLikeMatchesTheGeneralPath) {
       });
       ASSERT_EQ(fast, slow) << "v " << v << ": " << show(fast) << " vs " << show(slow);
     }
+  }
+}
+
+TEST(FastPath, InternMissMatchesTheGeneralInsert) {
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    uopc_ctx *c[2] = {uopc_ctx_new(nullptr), uopc_ctx_new(nullptr)};
+    std::vector<uopc_node *> p[2];
+    std::mt19937_64 rng(seed);
+    for (int k = 0; k < 2; k++) p[k].push_back(uopc_param(c[k], 0, UOPC_DT_I32, nullptr, 0));
+    for (int i = 0; i < 6000; i++) {  // past several table growths and arena chunks
+      size_t ia = rng() % p[0].size(), ib = rng() % p[0].size();
+      int kind = (int)(rng() % 4);
+      int64_t v = (int64_t)(int32_t)rng() >> (rng() % 32);
+      uopc_op op = (uopc_op)(UOPC_OP_ADD + rng() % 7);
+      uopc_node *r[2];
+      for (int k = 0; k < 2; k++) {
+        uopc_node *s[2] = {p[k][ia], p[k][ib]};
+        uopc_arg a = {};
+        a.i = v;
+        if (kind == 0) r[k] = k ? uopi_make_checked(c[k], UOPC_OP_CONST, UOPC_DT_I32, nullptr, 0, &a)
+                                 : uopc_const_i(c[k], UOPC_DT_I32, v);
+        else r[k] = k ? uopi_make_checked(c[k], op, UOPC_DT_VOID, s, 2, nullptr) : uopc_alu2(c[k], op, s[0], s[1]);
+        ASSERT_TRUE(r[k]) << uopc_ctx_error(c[k])->msg;
+        if (r[k]->dtype == UOPC_DT_I32) p[k].push_back(r[k]);
+      }
+      uopc_node *x = r[0], *y = r[1];
+      ASSERT_EQ(x->id, y->id);
+      ASSERT_EQ(uopc_ctx_node(c[0], x->id), x);
+      ASSERT_TRUE(x->op == y->op && x->dtype == y->dtype && x->ndim == y->ndim && x->flags == y->flags &&
+                  x->nsrc == y->nsrc && x->hash == y->hash && x->srcops == y->srcops && x->simplified == y->simplified)
+          << "node " << x->id;
+      ASSERT_EQ(x->shape, (const int32_t *)(x->src + x->nsrc));
+      ASSERT_EQ(0, memcmp(&x->arg, &y->arg, sizeof x->arg));
+      for (uint32_t j = 0; j < x->nsrc; j++) ASSERT_EQ(x->src[j]->id, y->src[j]->id);
+    }
+    // each context finds every node the other way
+    uint32_t n = uopc_ctx_count(c[0]);
+    ASSERT_EQ(n, uopc_ctx_count(c[1]));
+    for (uint32_t i = 0; i < n; i++) {
+      for (int k = 0; k < 2; k++) {
+        uopc_node *u = uopc_ctx_node(c[k], i);
+        if (u->op == UOPC_OP_PARAM) continue;
+        uopc_arg a = {};
+        a.i = u->arg.i;
+        uopc_node *again = u->op == UOPC_OP_CONST
+                               ? (k ? uopc_const_i(c[k], UOPC_DT_I32, u->arg.i)
+                                    : uopi_make_checked(c[k], UOPC_OP_CONST, UOPC_DT_I32, nullptr, 0, &a))
+                               : (k ? uopc_alu2(c[k], (uopc_op)u->op, u->src[0], u->src[1])
+                                    : uopi_make_checked(c[k], (uopc_op)u->op, UOPC_DT_VOID, u->src, 2, nullptr));
+        ASSERT_EQ(again, u) << "node " << i;
+      }
+    }
+    ASSERT_EQ(n, uopc_ctx_count(c[0]));
+    uopc_ctx_free(c[0]);
+    uopc_ctx_free(c[1]);
   }
 }
 

@@ -49,9 +49,9 @@ static int cover(uopc_ctx *c, uint32_t id) {
 /* The interval of u from its sources' (already computed) intervals. */
 static iv compute(const uopc_ctx *c, const uopc_node *u) {
   uopc_dtype d = (uopc_dtype)u->dtype;
-  if (u->op == UOPC_OP_CONST) return uopc_dtype_is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
+  if (u->op == UOPC_OP_CONST) return uopi_dtype_is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
   if (u->op == UOPC_OP_RANGE) return (iv){0, max2(0, get(c, u->src[0]).hi - 1)};
-  if (uopc_dtype_is_float(d) || u->ndim != 0 || d == UOPC_DT_VOID) return full(d);
+  if (uopi_dtype_is_float(d) || u->ndim != 0 || d == UOPC_DT_VOID) return full(d);
   if (u->op == UOPC_OP_CAST && u->src[0]->dtype == UOPC_DT_BOOL) return get(c, u->src[0]);
   if (u->op == UOPC_OP_WHERE) {
     iv k = get(c, u->src[0]), a = get(c, u->src[1]), b = get(c, u->src[2]);
@@ -61,7 +61,7 @@ static iv compute(const uopc_ctx *c, const uopc_node *u) {
   }
   if (!(uopi_op_flags(u->op) & UOPC_OPF_ALU) || u->nsrc != 2) return full(d);
   iv a = get(c, u->src[0]), b = get(c, u->src[1]);
-  int operands_float = uopc_dtype_is_float((uopc_dtype)u->src[0]->dtype);
+  int operands_float = uopi_dtype_is_float((uopc_dtype)u->src[0]->dtype);
   if (d == UOPC_DT_BOOL && !(u->op == UOPC_OP_CMPLT || u->op == UOPC_OP_CMPNE)) {
     switch (u->op) { /* bool: add is or, mul is and, max is or */
     case UOPC_OP_ADD: case UOPC_OP_MAX: return (iv){a.lo | b.lo, a.hi | b.hi};
@@ -183,7 +183,7 @@ int64_t uopc_vmax(uopc_ctx *c, uopc_node *u) {
   return INT64_MAX;
 }
 
-uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u) {
+uopi_iv uopi_bounds_slow(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) {
     iv f = full((uopc_dtype)u->dtype);
     return (uopi_iv){f.lo, f.hi};

@@ -17,8 +17,12 @@ typedef struct uopi_iv {
   int64_t lo, hi;
 } uopi_iv;
 
-/* The bounds of u as an interval. */
-UOPI_FUNC uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u);
+/* The bounds of u as an interval (u a node of c; computed when not cached). */
+UOPI_FUNC uopi_iv uopi_bounds_slow(uopc_ctx *c, uopc_node *u);
+static inline uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u) {
+  if (u->flags & UOPC_NF_BOUNDS) return (uopi_iv){c->bounds[u->id][0], c->bounds[u->id][1]};
+  return uopi_bounds_slow(c, u);
+}
 
 /* Exact intervals of a + b and a * b (operands within i32, so no int64
    overflow). */
