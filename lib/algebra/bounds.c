@@ -191,9 +191,3 @@ uopi_iv uopi_bounds_slow(uopc_ctx *c, uopc_node *u) {
   iv r = get(c, u);
   return (uopi_iv){r.lo, r.hi};
 }
-
-int uopi_nowrap(uopc_ctx *c, uopc_node *u) {
-  if (u->dtype != UOPC_DT_I32 || u->ndim != 0 || (u->op != UOPC_OP_ADD && u->op != UOPC_OP_MUL)) return 1;
-  uopi_iv a = uopi_bounds(c, u->src[0]), b = uopi_bounds(c, u->src[1]);
-  return uopi_iv_fits_i32(u->op == UOPC_OP_ADD ? uopi_iv_add(a, b) : uopi_iv_mul(a, b));
-}

@@ -53,7 +53,11 @@ static inline int64_t uopi_vmax(uopc_ctx *c, uopc_node *u) {
 }
 
 /* 1 when u cannot wrap: an i32 ADD or MUL whose exact interval (from its
-   sources' bounds) fits in i32; every other node: 1. */
-UOPI_FUNC int uopi_nowrap(uopc_ctx *c, uopc_node *u);
+   sources' bounds) fits in i32; every other node: 1.  u a node of c. */
+static inline int uopi_nowrap(uopc_ctx *c, uopc_node *u) {
+  if (u->dtype != UOPC_DT_I32 || u->ndim != 0 || (u->op != UOPC_OP_ADD && u->op != UOPC_OP_MUL)) return 1;
+  uopi_iv a = uopi_bounds(c, u->src[0]), b = uopi_bounds(c, u->src[1]);
+  return uopi_iv_fits_i32(u->op == UOPC_OP_ADD ? uopi_iv_add(a, b) : uopi_iv_mul(a, b));
+}
 
 #endif
