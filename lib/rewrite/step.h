@@ -80,17 +80,54 @@ static inline __attribute__((always_inline)) int uopi_run_group(const uopi_rw_en
   return uopi_run_variants(env, r, g->k0, g->k1, n, b, at, res);
 }
 
+/* The step without a filter (an op whose rules are not all compiled, or
+   with more than UOPI_FILT_MAX groups): every rule filed under n's op, in
+   order.  Out of line: the built-in sets always have a filter. */
+static __attribute__((noinline, unused)) int uopi_step_all(const uopi_rw_env *env, uopc_node *n, uopc_node **out) {
+  const uopc_matcher *m = env->m;
+  uopc_node *b[UOPI_PAT_MAX_VARS + 1];
+  uopc_node *at[UOPI_PAT_MAX_NODES];
+  uint64_t have = n->srcops;
+  uopc_node *res = NULL;
+  const uopi_mrule *r = NULL;
+  uint32_t lo = m->start[n->op], hi = m->start[n->op + 1];
+  for (uint32_t i = lo; i < hi; i++) {
+    r = m->by_op[i];
+    if ((have & r->need) != r->need) continue;  /* a needed child op is absent */
+    const uopc_pattern *p = r->pat;
+    if (p->lin) {
+      /* the compiled variants, in the search's order */
+      if (!uopi_lstep_ok(p->steps, n)) continue;
+      int st = uopi_run_variants(env, r, 0, p->nlin, n, b, at, &res);
+      if (st < 0) return -1;
+      if (st > 0) goto fired;
+    } else {
+      for (uint32_t k = 0; k < p->nvars; k++) b[k] = NULL;
+      uopi_attempt a = {env, r, n, NULL};
+      int st = uopi_pattern_run_search(p, n, b, uopi_try_binding, &a);
+      if (st == 0) continue;
+      if (st < 0) return -1;
+      res = a.out;
+      goto fired;
+    }
+  }
+  return 0;
+fired:
+  if (__builtin_expect(env->check || env->trace || env->trace_fn, 0) && !uopi_rule_fired(env, r, n, res)) return -1;
+  *out = res;
+  return 1;
+}
+
 /* uopi_matcher_step (rw.h), inline: one rewrite step on n.  1 and *out when
    a rule fired, 0 when none applies, -1 on error (recorded in the context). */
 static inline __attribute__((always_inline)) int uopi_step(const uopi_rw_env *env, uopc_node *n, uopc_node **out) {
   const uopc_matcher *m = env->m;
   uopc_node *b[UOPI_PAT_MAX_VARS + 1];  /* + 1: where a trivial group binds nothing */
   uopc_node *at[UOPI_PAT_MAX_NODES];
-  uint64_t have = n->srcops;
   uopc_node *res = NULL;
   const uopi_mrule *r = NULL;
   const uopi_opfilt *f = m->filt[n->op];
-  if (f) {
+  if (__builtin_expect(f != NULL, 1)) {
     const uopi_mrule *last = NULL;
     int root_ok = 0, st;
     /* groups that check nothing below the root and come first (fold's
@@ -131,28 +168,7 @@ static inline __attribute__((always_inline)) int uopi_step(const uopi_rw_env *en
     }
     return 0;
   }
-  uint32_t lo = m->start[n->op], hi = m->start[n->op + 1];
-  for (uint32_t i = lo; i < hi; i++) {
-    r = m->by_op[i];
-    if ((have & r->need) != r->need) continue;  /* a needed child op is absent */
-    const uopc_pattern *p = r->pat;
-    if (p->lin) {
-      /* the compiled variants, in the search's order */
-      if (!uopi_lstep_ok(p->steps, n)) continue;
-      int st = uopi_run_variants(env, r, 0, p->nlin, n, b, at, &res);
-      if (st < 0) return -1;
-      if (st > 0) goto fired;
-    } else {
-      for (uint32_t k = 0; k < p->nvars; k++) b[k] = NULL;
-      uopi_attempt a = {env, r, n, NULL};
-      int st = uopi_pattern_run_search(p, n, b, uopi_try_binding, &a);
-      if (st == 0) continue;
-      if (st < 0) return -1;
-      res = a.out;
-      goto fired;
-    }
-  }
-  return 0;
+  return uopi_step_all(env, n, out);
 fired:
   if (__builtin_expect(env->check || env->trace || env->trace_fn, 0) && !uopi_rule_fired(env, r, n, res)) return -1;
   *out = res;
