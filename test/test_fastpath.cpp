@@ -11,6 +11,10 @@
 //     uopc_alu2 / uopc_const_i in one context and through uopi_make_checked
 //     (uopi_intern) in another are field for field the same, across table
 //     growth and arena chunks, and each context finds the other's way.
+//   * div_sum / mod_sum split a sum into a buffer on the C stack that grows
+//     into scratch memory past 16 terms: sums of 1 to 40 terms (and a shared
+//     DAG past MAX_TERMS) simplify to the same values (the reference
+//     evaluator on every input), with the sum split whole.
 //   * uopi_vmin / uopi_vmax (lib/algebra/bounds.h) answer like uopc_vmin /
 //     uopc_vmax, and bounds come out the same whatever order the nodes are
 //     asked in (the leaf shortcut of ensure vs the walk of ensure_slow).
@@ -27,6 +31,7 @@ extern "C" {
 #include "core/fast.h"
 #include "uopc/uopc.h"
 }
+#include "support/refeval.h"
 
 namespace {
 
@@ -235,6 +240,52 @@ TEST(FastPath, InternMissMatchesTheGeneralInsert) {
     uopc_ctx_free(c[0]);
     uopc_ctx_free(c[1]);
   }
+}
+
+TEST(FastPath, SumsPastTheStackBufferSimplifyToTheSameValues) {
+  for (int n = 1; n <= 40; n++) {
+    for (int mod = 0; mod < 2; mod++) {
+      uopc_ctx *c = uopc_ctx_new(nullptr);
+      // (r0*4 + r1*4 + ... + r{n-1}*4 + rn) // 4 or % 4, rN < 3 and the others < 5
+      uopc_node *sum = nullptr;
+      for (int i = 0; i < n; i++) {
+        uopc_node *t = uopc_mul_k(c, uopc_range_k(c, 5, i), 4);
+        sum = sum ? uopc_add(c, sum, t) : t;
+      }
+      sum = uopc_add(c, sum, uopc_range_k(c, 3, n));
+      uopc_node *e = mod ? uopc_mod_k(c, sum, 4) : uopc_idiv_k(c, sum, 4);
+      uopc_node *s = uopc_simplify(c, e);
+      ASSERT_TRUE(s) << uopc_ctx_error(c)->msg;
+      if (mod) EXPECT_EQ(s->op, UOPC_OP_RANGE) << "n " << n;       // rn: every multiple of 4 dropped
+      else EXPECT_NE(uopc_graph_size(c, s), uopc_graph_size(c, e));  // split
+      RefProg pe, ps;
+      ASSERT_TRUE(pe.build(e) && ps.build(s));
+      std::mt19937_64 rng(n);
+      for (int k = 0; k < 50; k++) {
+        RefEnv env;
+        for (int i = 0; i < n; i++) env.range.push_back((int64_t)(rng() % 5));
+        env.range.push_back((int64_t)(rng() % 3));
+        ASSERT_TRUE(ref_same(pe.eval(env), ps.eval(env), UOPC_DT_I32)) << "n " << n << " mod " << mod;
+      }
+      uopc_ctx_free(c);
+    }
+  }
+  // a shared DAG that spells more than MAX_TERMS (4096) terms: the rules
+  // decline to split it, and the value stays
+  uopc_ctx *c = uopc_ctx_new(nullptr);
+  uopc_node *s = uopc_add(c, uopc_mul_k(c, uopc_range_k(c, 5, 0), 4), uopc_range_k(c, 3, 1));
+  for (int i = 0; i < 13; i++) s = uopc_add(c, s, s);
+  uopc_node *e = uopc_idiv_k(c, s, 4), *r = uopc_simplify(c, e);
+  ASSERT_TRUE(r) << uopc_ctx_error(c)->msg;
+  RefProg pe, pr;
+  ASSERT_TRUE(pe.build(e) && pr.build(r));
+  for (int64_t a = 0; a < 5; a++)
+    for (int64_t b = 0; b < 3; b++) {
+      RefEnv env;
+      env.range = {a, b};
+      ASSERT_TRUE(ref_same(pe.eval(env), pr.eval(env), UOPC_DT_I32));
+    }
+  uopc_ctx_free(c);
 }
 
 // Random i32 graphs: the same bounds whatever order the nodes are asked in

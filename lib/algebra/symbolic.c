@@ -178,12 +178,12 @@ static uopi_iv divides_iv(uopc_ctx *c, uopc_node *u, int64_t k) {
 }
 
 /* The terms of a sum, left to right (the seed's _split_terms), iteratively,
-   in scratch memory.  Returns 0 when there are more than MAX_TERMS (or
-   memory ran out: then the error is recorded).  *nowrap (when given) says
-   whether no ADD of the sum can wrap. */
+   into *out (its buffer, then scratch).  Returns 0 when there are more than
+   MAX_TERMS (or memory ran out: then the error is recorded).  *nowrap (when
+   given) says whether no ADD of the sum can wrap. */
 static int split_terms(uopc_ctx *c, uopc_node *x, uopi_nodes *out, int *nowrap) {
-  uopi_nodes st = {0};
-  *out = (uopi_nodes){0};
+  uopc_node *st_local[16]; uopi_nodes st = {st_local, 0, 16}; /* the stack: here until it grows */
+  out->n = 0;
   if (nowrap) *nowrap = 1;
   if (!uopi_nodes_push(c, &st, x)) return 0;
   while (st.n) {
@@ -208,7 +208,7 @@ static uopc_node *div_sum(uopc_ctx *c, uopc_node *x, uopc_node *k, int mod, int 
   int guard = exact && !(mod && is_pow2(kv)), nowrap;
   size_t mark = uopi_scratch_mark(c);
   uopc_node *res = NULL;
-  uopi_nodes t;
+  uopc_node *t_local[16]; uopi_nodes t = {t_local, 0, 16}; /* the terms: here until they grow */
   if (!split_terms(c, x, &t, guard ? &nowrap : NULL) || (guard && !nowrap)) goto out;
   int any = 0;
   for (uint32_t i = 0; i < t.n; i++) any |= is_divisible(t.v[i], kv);
@@ -311,7 +311,7 @@ static uopc_node *gcd_divmod(uopc_ctx *c, uopc_node *x, uopc_node *k, int mod, i
   int guard = exact && !(mod && is_pow2(kv)), nowrap;
   size_t mark = uopi_scratch_mark(c);
   uopc_node *res = NULL;
-  uopi_nodes t;
+  uopc_node *t_local[16]; uopi_nodes t = {t_local, 0, 16}; /* the terms: here until they grow */
   if (!split_terms(c, x, &t, guard ? &nowrap : NULL) || (guard && !nowrap)) goto out;
   int64_t g = kv;
   for (uint32_t i = 0; i < t.n && g > 1; i++) {
