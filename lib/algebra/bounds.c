@@ -159,12 +159,12 @@ static inline int ensure(uopc_ctx *c, uopc_node *u) {
   return 1;
 }
 
-static int64_t vmin_of(uopc_ctx *c, uopc_node *u) {
+int64_t uopi_vmin_of(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) return full((uopc_dtype)u->dtype).lo;
   return get(c, u).lo;
 }
 
-static int64_t vmax_of(uopc_ctx *c, uopc_node *u) {
+int64_t uopi_vmax_of(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) return full((uopc_dtype)u->dtype).hi;
   return get(c, u).hi;
 }
@@ -173,12 +173,12 @@ static int64_t vmax_of(uopc_ctx *c, uopc_node *u) {
    the error recorded, INT64_MIN / INT64_MAX); the passes' uopi_bounds
    does not. */
 int64_t uopc_vmin(uopc_ctx *c, uopc_node *u) {
-  if (c && u && uopi_owns(c, u)) return vmin_of(c, u); /* the check inline; the call only to record why */
+  if (c && u && uopi_owns(c, u)) return uopi_vmin_of(c, u); /* the check inline; the call only to record why */
   (void)uopi_check_node(c, u, "vmin");
   return INT64_MIN;
 }
 int64_t uopc_vmax(uopc_ctx *c, uopc_node *u) {
-  if (c && u && uopi_owns(c, u)) return vmax_of(c, u);
+  if (c && u && uopi_owns(c, u)) return uopi_vmax_of(c, u);
   (void)uopi_check_node(c, u, "vmax");
   return INT64_MAX;
 }

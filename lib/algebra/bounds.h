@@ -43,13 +43,15 @@ static inline int uopi_iv_fits_i32(uopi_iv a) { return a.lo >= INT32_MIN && a.hi
    context's node the same error), with the common case inline: u is c's
    and its interval is cached.  For rule bodies, which ask about every node
    they see.  c must not be NULL. */
+UOPI_FUNC int64_t uopi_vmin_of(uopc_ctx *c, uopc_node *u); /* u a node of c: computed when not cached */
+UOPI_FUNC int64_t uopi_vmax_of(uopc_ctx *c, uopc_node *u);
 static inline int64_t uopi_vmin(uopc_ctx *c, uopc_node *u) {
-  if (u && uopi_owns(c, u) && (u->flags & UOPC_NF_BOUNDS)) return c->bounds[u->id][0];
-  return uopc_vmin(c, u);
+  if (!u || !uopi_owns(c, u)) return uopc_vmin(c, u); /* the error */
+  return (u->flags & UOPC_NF_BOUNDS) ? c->bounds[u->id][0] : uopi_vmin_of(c, u);
 }
 static inline int64_t uopi_vmax(uopc_ctx *c, uopc_node *u) {
-  if (u && uopi_owns(c, u) && (u->flags & UOPC_NF_BOUNDS)) return c->bounds[u->id][1];
-  return uopc_vmax(c, u);
+  if (!u || !uopi_owns(c, u)) return uopc_vmax(c, u);
+  return (u->flags & UOPC_NF_BOUNDS) ? c->bounds[u->id][1] : uopi_vmax_of(c, u);
 }
 
 /* 1 when u cannot wrap: an i32 ADD or MUL whose exact interval (from its
