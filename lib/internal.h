@@ -28,6 +28,9 @@ UOPI_FUNC const unsigned uopi_op_flag_table[UOPC_OP_COUNT];
 /* UOPC_OPF_* of op, which must be a valid op. */
 static inline unsigned uopi_op_flags(unsigned op) { return uopi_op_flag_table[op]; }
 
+/* uopc_dtype_is_float, inline (rule bodies ask it of every node they see). */
+static inline int uopi_dtype_is_float(unsigned t) { return t == UOPC_DT_F32 || t == UOPC_DT_F16; }
+
 /* ---- integer helpers shared by exec_alu, bounds and the rules ---------- */
 /* Python's a // b and a % b (floor), b != 0, no overflow (|a| < 2^62). */
 static inline int64_t uopi_floordiv64(int64_t a, int64_t b) {

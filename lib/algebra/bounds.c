@@ -49,9 +49,9 @@ static int cover(uopc_ctx *c, uint32_t id) {
 /* The interval of u from its sources' (already computed) intervals. */
 static iv compute(const uopc_ctx *c, const uopc_node *u) {
   uopc_dtype d = (uopc_dtype)u->dtype;
-  if (u->op == UOPC_OP_CONST) return uopc_dtype_is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
+  if (u->op == UOPC_OP_CONST) return uopi_dtype_is_float(d) ? full(d) : (iv){u->arg.i, u->arg.i};
   if (u->op == UOPC_OP_RANGE) return (iv){0, max2(0, get(c, u->src[0]).hi - 1)};
-  if (uopc_dtype_is_float(d) || u->ndim != 0 || d == UOPC_DT_VOID) return full(d);
+  if (uopi_dtype_is_float(d) || u->ndim != 0 || d == UOPC_DT_VOID) return full(d);
   if (u->op == UOPC_OP_CAST && u->src[0]->dtype == UOPC_DT_BOOL) return get(c, u->src[0]);
   if (u->op == UOPC_OP_WHERE) {
     iv k = get(c, u->src[0]), a = get(c, u->src[1]), b = get(c, u->src[2]);
@@ -61,7 +61,7 @@ static iv compute(const uopc_ctx *c, const uopc_node *u) {
   }
   if (!(uopi_op_flags(u->op) & UOPC_OPF_ALU) || u->nsrc != 2) return full(d);
   iv a = get(c, u->src[0]), b = get(c, u->src[1]);
-  int operands_float = uopc_dtype_is_float((uopc_dtype)u->src[0]->dtype);
+  int operands_float = uopi_dtype_is_float((uopc_dtype)u->src[0]->dtype);
   if (d == UOPC_DT_BOOL && !(u->op == UOPC_OP_CMPLT || u->op == UOPC_OP_CMPNE)) {
     switch (u->op) { /* bool: add is or, mul is and, max is or */
     case UOPC_OP_ADD: case UOPC_OP_MAX: return (iv){a.lo | b.lo, a.hi | b.hi};
@@ -147,22 +147,24 @@ static __attribute__((noinline)) int ensure_slow(uopc_ctx *c, uopc_node *u) {
 static inline int ensure(uopc_ctx *c, uopc_node *u) {
   if (u->flags & UOPC_NF_BOUNDS) return 1;
   if (!cover(c, u->id)) return 0;
-  /* the common case: every source has its bounds */
-  uint32_t i = 0;
-  while (i < u->nsrc && (u->src[i]->flags & UOPC_NF_BOUNDS)) i++;
-  if (i == u->nsrc) {
-    set(c, u);
-    return 1;
+  /* the common case: every source has its bounds or is a leaf (a CONST, a
+     PARAM: its interval needs no other) */
+  for (uint32_t i = 0; i < u->nsrc; i++) {
+    uopc_node *s = u->src[i];
+    if (s->flags & UOPC_NF_BOUNDS) continue;
+    if (s->nsrc) return ensure_slow(c, u);
+    set(c, s);
   }
-  return ensure_slow(c, u);
+  set(c, u);
+  return 1;
 }
 
-static int64_t vmin_of(uopc_ctx *c, uopc_node *u) {
+int64_t uopi_vmin_of(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) return full((uopc_dtype)u->dtype).lo;
   return get(c, u).lo;
 }
 
-static int64_t vmax_of(uopc_ctx *c, uopc_node *u) {
+int64_t uopi_vmax_of(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) return full((uopc_dtype)u->dtype).hi;
   return get(c, u).hi;
 }
@@ -170,20 +172,22 @@ static int64_t vmax_of(uopc_ctx *c, uopc_node *u) {
 /* The public calls check their arguments (NULL, another context's node:
    the error recorded, INT64_MIN / INT64_MAX); the passes' uopi_bounds
    does not. */
-int64_t uopc_vmin(uopc_ctx *c, uopc_node *u) { return uopi_check_node(c, u, "vmin") ? vmin_of(c, u) : INT64_MIN; }
-int64_t uopc_vmax(uopc_ctx *c, uopc_node *u) { return uopi_check_node(c, u, "vmax") ? vmax_of(c, u) : INT64_MAX; }
+int64_t uopc_vmin(uopc_ctx *c, uopc_node *u) {
+  if (c && u && uopi_owns(c, u)) return uopi_vmin_of(c, u); /* the check inline; the call only to record why */
+  (void)uopi_check_node(c, u, "vmin");
+  return INT64_MIN;
+}
+int64_t uopc_vmax(uopc_ctx *c, uopc_node *u) {
+  if (c && u && uopi_owns(c, u)) return uopi_vmax_of(c, u);
+  (void)uopi_check_node(c, u, "vmax");
+  return INT64_MAX;
+}
 
-uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u) {
+uopi_iv uopi_bounds_slow(uopc_ctx *c, uopc_node *u) {
   if (!ensure(c, u)) {
     iv f = full((uopc_dtype)u->dtype);
     return (uopi_iv){f.lo, f.hi};
   }
   iv r = get(c, u);
   return (uopi_iv){r.lo, r.hi};
-}
-
-int uopi_nowrap(uopc_ctx *c, uopc_node *u) {
-  if (u->dtype != UOPC_DT_I32 || u->ndim != 0 || (u->op != UOPC_OP_ADD && u->op != UOPC_OP_MUL)) return 1;
-  uopi_iv a = uopi_bounds(c, u->src[0]), b = uopi_bounds(c, u->src[1]);
-  return uopi_iv_fits_i32(u->op == UOPC_OP_ADD ? uopi_iv_add(a, b) : uopi_iv_mul(a, b));
 }

@@ -10,14 +10,19 @@
 #ifndef UOPI_ALGEBRA_BOUNDS_H
 #define UOPI_ALGEBRA_BOUNDS_H
 
-#include "internal.h"
+#include "core/ctx.h"
+#include "uopc/algebra.h"
 
 typedef struct uopi_iv {
   int64_t lo, hi;
 } uopi_iv;
 
-/* The bounds of u as an interval. */
-UOPI_FUNC uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u);
+/* The bounds of u as an interval (u a node of c; computed when not cached). */
+UOPI_FUNC uopi_iv uopi_bounds_slow(uopc_ctx *c, uopc_node *u);
+static inline uopi_iv uopi_bounds(uopc_ctx *c, uopc_node *u) {
+  if (u->flags & UOPC_NF_BOUNDS) return (uopi_iv){c->bounds[u->id][0], c->bounds[u->id][1]};
+  return uopi_bounds_slow(c, u);
+}
 
 /* Exact intervals of a + b and a * b (operands within i32, so no int64
    overflow). */
@@ -34,8 +39,27 @@ static inline uopi_iv uopi_iv_mul(uopi_iv a, uopi_iv b) {
 static inline uopi_iv uopi_iv_k(int64_t v) { return (uopi_iv){v, v}; }
 static inline int uopi_iv_fits_i32(uopi_iv a) { return a.lo >= INT32_MIN && a.hi <= INT32_MAX; }
 
+/* uopc_vmin / uopc_vmax (the same values, and for a NULL node or another
+   context's node the same error), with the common case inline: u is c's
+   and its interval is cached.  For rule bodies, which ask about every node
+   they see.  c must not be NULL. */
+UOPI_FUNC int64_t uopi_vmin_of(uopc_ctx *c, uopc_node *u); /* u a node of c: computed when not cached */
+UOPI_FUNC int64_t uopi_vmax_of(uopc_ctx *c, uopc_node *u);
+static inline int64_t uopi_vmin(uopc_ctx *c, uopc_node *u) {
+  if (!u || !uopi_owns(c, u)) return uopc_vmin(c, u); /* the error */
+  return (u->flags & UOPC_NF_BOUNDS) ? c->bounds[u->id][0] : uopi_vmin_of(c, u);
+}
+static inline int64_t uopi_vmax(uopc_ctx *c, uopc_node *u) {
+  if (!u || !uopi_owns(c, u)) return uopc_vmax(c, u);
+  return (u->flags & UOPC_NF_BOUNDS) ? c->bounds[u->id][1] : uopi_vmax_of(c, u);
+}
+
 /* 1 when u cannot wrap: an i32 ADD or MUL whose exact interval (from its
-   sources' bounds) fits in i32; every other node: 1. */
-UOPI_FUNC int uopi_nowrap(uopc_ctx *c, uopc_node *u);
+   sources' bounds) fits in i32; every other node: 1.  u a node of c. */
+static inline int uopi_nowrap(uopc_ctx *c, uopc_node *u) {
+  if (u->dtype != UOPC_DT_I32 || u->ndim != 0 || (u->op != UOPC_OP_ADD && u->op != UOPC_OP_MUL)) return 1;
+  uopi_iv a = uopi_bounds(c, u->src[0]), b = uopi_bounds(c, u->src[1]);
+  return uopi_iv_fits_i32(u->op == UOPC_OP_ADD ? uopi_iv_add(a, b) : uopi_iv_mul(a, b));
+}
 
 #endif

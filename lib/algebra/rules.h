@@ -9,7 +9,9 @@
 #include "rewrite/rule.h"
 
 /* A growable array of nodes in scratch memory (lib/core/scratch.c): valid
-   until the caller resets to a mark taken before it.  Start from {0}. */
+   until the caller resets to a mark taken before it.  Start from {0}, or
+   from a buffer of the caller's ({buf, 0, its length}): it grows into
+   scratch memory when that is full. */
 typedef struct uopi_nodes {
   uopc_node **v;
   uint32_t n, cap;

@@ -57,12 +57,12 @@ uopc_node *uopi_fold_scalar(uopc_ctx *c, uopc_op op, uopc_dtype t, uopc_node *co
   /* the dtype the operands are read in: WHERE's value operands, else the first */
   uopc_dtype in_t = (uopc_dtype)(op == UOPC_OP_WHERE ? src[1]->dtype : src[0]->dtype);
   if (!uopc_exec_alu(op, t, in_t, in, &out)) return NULL;
-  return uopc_dtype_is_float(t) ? uopc_const_f(c, t, out.f) : uopc_const_i(c, t, out.i);
+  return uopi_dtype_is_float(t) ? uopc_const_f(c, t, out.f) : uopc_const_i(c, t, out.i);
 }
 
 /* a scalar ALU op on constants -> its value; an undefined result stays */
 RULE(fold, EXACT, "$x=(alu)", x) {
-  if (x->ndim != 0) return NULL;
+  if (x->ndim != 0 || x->srcops != UINT64_C(1) << UOPC_OP_CONST) return NULL; /* srcops: every source a CONST */
   return uopi_fold_scalar(c, (uopc_op)x->op, (uopc_dtype)x->dtype, x->src, x->nsrc);
 }
 
@@ -71,7 +71,7 @@ RULE(fold, EXACT, "$x=(alu)", x) {
 /* k op y -> y op k when y is not a constant (not MAX on floats) */
 RULE(canonical, EXACT, "$u=(add|mul|max|cmpne #k $y)", u, k, y) {
   if (IS_CONST(y)) return NULL;
-  if (u->op == UOPC_OP_MAX && uopc_dtype_is_float((uopc_dtype)u->dtype)) return NULL;
+  if (u->op == UOPC_OP_MAX && uopi_dtype_is_float((uopc_dtype)u->dtype)) return NULL;
   uopc_node *s[2] = {y, k};
   return uopc_replace(c, u, s, 2);
 }
@@ -178,12 +178,12 @@ static uopi_iv divides_iv(uopc_ctx *c, uopc_node *u, int64_t k) {
 }
 
 /* The terms of a sum, left to right (the seed's _split_terms), iteratively,
-   in scratch memory.  Returns 0 when there are more than MAX_TERMS (or
-   memory ran out: then the error is recorded).  *nowrap (when given) says
-   whether no ADD of the sum can wrap. */
+   into *out (its buffer, then scratch).  Returns 0 when there are more than
+   MAX_TERMS (or memory ran out: then the error is recorded).  *nowrap (when
+   given) says whether no ADD of the sum can wrap. */
 static int split_terms(uopc_ctx *c, uopc_node *x, uopi_nodes *out, int *nowrap) {
-  uopi_nodes st = {0};
-  *out = (uopi_nodes){0};
+  uopc_node *st_local[16]; uopi_nodes st = {st_local, 0, 16}; /* the stack: here until it grows */
+  out->n = 0;
   if (nowrap) *nowrap = 1;
   if (!uopi_nodes_push(c, &st, x)) return 0;
   while (st.n) {
@@ -208,7 +208,7 @@ static uopc_node *div_sum(uopc_ctx *c, uopc_node *x, uopc_node *k, int mod, int 
   int guard = exact && !(mod && is_pow2(kv)), nowrap;
   size_t mark = uopi_scratch_mark(c);
   uopc_node *res = NULL;
-  uopi_nodes t;
+  uopc_node *t_local[16]; uopi_nodes t = {t_local, 0, 16}; /* the terms: here until they grow */
   if (!split_terms(c, x, &t, guard ? &nowrap : NULL) || (guard && !nowrap)) goto out;
   int any = 0;
   for (uint32_t i = 0; i < t.n; i++) any |= is_divisible(t.v[i], kv);
@@ -254,10 +254,10 @@ RULE(div_sum, NOWRAP, "(floordiv $x:i32 #k)", x, k) { return div_sum(c, x, k, 0,
 RULE(mod_sum, NOWRAP, "(floormod $x:i32 #k)", x, k) { return div_sum(c, x, k, 1, exact); }
 /* x // k -> 0 and x % k -> x when bounds say 0 <= x < k */
 RULE(div_small, EXACT, "(floordiv $x:i32 #k)", x, k) {
-  return (uopc_vmin(c, x) >= 0 && uopc_vmax(c, x) < ARG(k)) ? K(x, 0) : NULL;
+  return (uopi_vmin(c, x) >= 0 && uopi_vmax(c, x) < ARG(k)) ? K(x, 0) : NULL;
 }
 RULE(mod_small, EXACT, "(floormod $x:i32 #k)", x, k) {
-  return (uopc_vmin(c, x) >= 0 && uopc_vmax(c, x) < ARG(k)) ? x : NULL;
+  return (uopi_vmin(c, x) >= 0 && uopi_vmax(c, x) < ARG(k)) ? x : NULL;
 }
 
 /* ---- recombine: (x//k)*k + x%k == x, a ring identity (k != 0) ---- */
@@ -287,9 +287,9 @@ RULE(lt_mul, NOWRAP, "(cmplt $s=[mul $x:i32 #k1] #k2)", s, x, k1, k2) {
 /* ---- the catch-all: bounds pin an int/bool expression to one value ---- */
 
 RULE(const_bounds, EXACT, "$x=(alu)", x) {
-  if (x->ndim != 0 || uopc_dtype_is_float((uopc_dtype)x->dtype)) return NULL;
-  int64_t lo = uopc_vmin(c, x);
-  return lo == uopc_vmax(c, x) ? uopc_const_i(c, (uopc_dtype)x->dtype, lo) : NULL;
+  if (x->ndim != 0 || uopi_dtype_is_float((uopc_dtype)x->dtype)) return NULL;
+  int64_t lo = uopi_vmin(c, x);
+  return lo == uopi_vmax(c, x) ? uopc_const_i(c, (uopc_dtype)x->dtype, lo) : NULL;
 }
 
 /* ---- symbolic_strong's extras (chapter 3.9's incompleteness examples) ---- */
@@ -311,7 +311,7 @@ static uopc_node *gcd_divmod(uopc_ctx *c, uopc_node *x, uopc_node *k, int mod, i
   int guard = exact && !(mod && is_pow2(kv)), nowrap;
   size_t mark = uopi_scratch_mark(c);
   uopc_node *res = NULL;
-  uopi_nodes t;
+  uopc_node *t_local[16]; uopi_nodes t = {t_local, 0, 16}; /* the terms: here until they grow */
   if (!split_terms(c, x, &t, guard ? &nowrap : NULL) || (guard && !nowrap)) goto out;
   int64_t g = kv;
   for (uint32_t i = 0; i < t.n && g > 1; i++) {
@@ -345,8 +345,8 @@ RULE(gcd_div, NOWRAP, "(floordiv $x:i32 #k)", x, k) { return gcd_divmod(c, x, k,
 RULE(gcd_mod, NOWRAP, "(floormod $x:i32 #k)", x, k) { return gcd_divmod(c, x, k, 1, exact); }
 /* max(x, k) -> x when x >= k always, -> k when x <= k always */
 RULE(max_bounds, EXACT, "(max $x:i32 #k)", x, k) {
-  if (uopc_vmin(c, x) >= ARG(k)) return x;
-  if (uopc_vmax(c, x) <= ARG(k)) return k;
+  if (uopi_vmin(c, x) >= ARG(k)) return x;
+  if (uopi_vmax(c, x) <= ARG(k)) return k;
   return NULL;
 }
 

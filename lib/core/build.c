@@ -3,12 +3,15 @@
  */
 #include <math.h>
 
-#include "core/ctx.h"
+#include "core/fast.h"
 
 #define NULLCHECK1(a) \
   if (!c || !(a)) return !c || c->has_err ? NULL : uopc_fail(c, UOPC_ERR_ARG, "%s: NULL node", __func__)
 
 uopc_node *uopc_const_i(uopc_ctx *c, uopc_dtype t, int64_t v) {
+  /* the common case (uopc_make's fast path, without the layers) */
+  if (c && (t == UOPC_DT_BOOL || (t == UOPC_DT_I32 && v >= INT32_MIN && v <= INT32_MAX)))
+    return uopi_intern_const_i(c, t, t == UOPC_DT_BOOL ? (v != 0) : v);
   if (uopc_dtype_is_float(t)) return uopc_const_f(c, t, (double)v);
   uopc_arg a = {.i = t == UOPC_DT_BOOL ? (v != 0) : v};
   return uopc_make(c, UOPC_OP_CONST, t, NULL, 0, &a);
@@ -57,6 +60,10 @@ uopc_node *uopc_alu(uopc_ctx *c, uopc_op op, uopc_node *const *src, uint32_t n) 
 uopc_node *uopc_alu1(uopc_ctx *c, uopc_op op, uopc_node *a) { return uopc_alu(c, op, &a, 1); }
 
 uopc_node *uopc_alu2(uopc_ctx *c, uopc_op op, uopc_node *a, uopc_node *b) {
+  uopc_node *r;
+  /* the common case: uopc_make's fast path, without the layers */
+  if (c && (unsigned)op < UOPC_OP_COUNT && (uopi_op_flags(op) & UOPC_OPF_BINARY) && uopi_fast_bin(c, op, UOPC_DT_VOID, a, b, &r))
+    return r;
   uopc_node *s[2] = {a, b};
   return uopc_alu(c, op, s, 2);
 }
@@ -70,6 +77,13 @@ uopc_node *uopc_idiv(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2
 uopc_node *uopc_mod(uopc_ctx *c, uopc_node *a, uopc_node *b) { return uopc_alu2(c, UOPC_OP_FLOORMOD, a, b); }
 
 uopc_node *uopc_full_like(uopc_ctx *c, uopc_node *x, double v) {
+  /* the common case, an int scalar x (what uopc_const_like and uopc_const_i
+     do with it, without the layers; NaN fails the compares) */
+  if (c && x && x->ndim == 0 && (x->dtype == UOPC_DT_I32 || x->dtype == UOPC_DT_BOOL) && v >= INT32_MIN &&
+      v <= INT32_MAX && uopi_owns(c, x)) {
+    int64_t i = (int64_t)v;
+    return uopi_intern_const_i(c, (uopc_dtype)x->dtype, x->dtype == UOPC_DT_BOOL ? (i != 0) : i);
+  }
   NULLCHECK1(x);
   uopc_node *k = uopc_const_like(c, x, v);
   if (!k || x->ndim == 0) return k;

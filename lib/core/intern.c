@@ -194,8 +194,8 @@ static inline void init_node(uopc_ctx *c, uopc_node *n, uopc_op op, uopc_dtype t
 }
 
 /* A miss of a scalar node with at most two sources and no arg but i. */
-static uopc_node *insert_small(uopc_ctx *c, uopc_op op, uopc_dtype t, uint32_t h, uopc_node *a, uopc_node *b,
-                               int64_t i) {
+static __attribute__((noinline)) uopc_node *insert_small(uopc_ctx *c, uopc_op op, uopc_dtype t, uint32_t h,
+                                                         uopc_node *a, uopc_node *b, int64_t i) {
   if (!has_room(c) && !make_room(c)) return NULL;
   uint32_t ns = b ? 2 : a ? 1 : 0;
   uopc_node *n = arena(c, sizeof(uopc_node) + ns * sizeof(uopc_node *));
@@ -208,6 +208,33 @@ static uopc_node *insert_small(uopc_ctx *c, uopc_op op, uopc_dtype t, uint32_t h
   n->shape = (const int32_t *)(n->src + ns);
   n->arg.i = i;
   file_node(c, n, h);
+  return n;
+}
+
+/* insert_small's common case, inline: there is room in both tables and in
+   the arena chunk, and slot j (where the probe for h stopped) is empty.
+   NULL when it is not that case: then insert_small does it all.  ns is 0
+   (a, b NULL) or 2. */
+static inline __attribute__((always_inline)) uopc_node *insert_here(uopc_ctx *c, uopc_op op, uopc_dtype t,
+                                                                     uint32_t h, uint32_t j, uopc_node *a,
+                                                                     uopc_node *b, int64_t i) {
+  uint32_t ns = b ? 2 : 0;
+  _Static_assert(sizeof(uopc_node) % 16 == 0, "the arena's rounding of a node of 0 or 2 sources");
+  size_t sz = sizeof(uopc_node) + ns * sizeof(uopc_node *);
+  if (!has_room(c) || sz > c->left) return NULL;
+  uopc_node *n = (uopc_node *)c->cur;
+  c->cur += sz;
+  c->left -= sz;
+  if (c->left > 512) __builtin_prefetch(c->cur + 512, 1);
+  init_node(c, n, op, t, 0, 0, ns, h);
+  if (b) {
+    n->src[0] = a, n->src[1] = b;
+    n->srcops = (1ull << a->op) | (1ull << b->op);
+  }
+  n->shape = (const int32_t *)(n->src + ns);
+  n->arg.i = i;
+  c->nodes[c->n_nodes++] = n;
+  c->slots[j] = ((uint64_t)h << 32) | ((uint64_t)n->id + 1);
   return n;
 }
 
@@ -262,7 +289,8 @@ uopc_node *uopi_intern(uopc_ctx *c, const uopi_key *k, uint8_t flags) {
 uopc_node *uopi_intern2(uopc_ctx *c, uopc_op op, uopc_dtype t, uopc_node *a, uopc_node *b) {
   uint32_t h = hash2(op, t, a, b);
   if (c->slots) {
-    for (uint32_t j = h & c->mask;; j = (j + 1) & c->mask) {
+    uint32_t j = h & c->mask;
+    for (;; j = (j + 1) & c->mask) {
       uint64_t e = c->slots[j];
       if (!e) break;
       if ((uint32_t)(e >> 32) != h) continue;
@@ -271,6 +299,8 @@ uopc_node *uopi_intern2(uopc_ctx *c, uopc_op op, uopc_dtype t, uopc_node *a, uop
       if (n->op == op && n->nsrc == 2 && n->src[0] == a && n->src[1] == b && n->dtype == t && n->ndim == 0)
         return n;
     }
+    uopc_node *n = insert_here(c, op, t, h, j, a, b, 0);
+    if (n) return n;
   }
   return insert_small(c, op, t, h, a, b, 0);
 }
@@ -278,7 +308,8 @@ uopc_node *uopi_intern2(uopc_ctx *c, uopc_op op, uopc_dtype t, uopc_node *a, uop
 uopc_node *uopi_intern_const_i(uopc_ctx *c, uopc_dtype t, int64_t v) {
   uint32_t h = hash_const_i(t, v);
   if (c->slots) {
-    for (uint32_t j = h & c->mask;; j = (j + 1) & c->mask) {
+    uint32_t j = h & c->mask;
+    for (;; j = (j + 1) & c->mask) {
       uint64_t e = c->slots[j];
       if (!e) break;
       if ((uint32_t)(e >> 32) != h) continue;
@@ -286,6 +317,8 @@ uopc_node *uopi_intern_const_i(uopc_ctx *c, uopc_dtype t, int64_t v) {
       /* an int CONST has nothing but i in its arg */
       if (n->op == UOPC_OP_CONST && n->dtype == t && n->arg.i == v) return n;
     }
+    uopc_node *n = insert_here(c, UOPC_OP_CONST, t, h, j, NULL, NULL, v);
+    if (n) return n;
   }
   return insert_small(c, UOPC_OP_CONST, t, h, NULL, NULL, v);
 }

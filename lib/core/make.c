@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/intern.h"
+#include "core/fast.h"
 
 #define FAIL(...) uopc_fail(c, UOPC_ERR_TYPE, __VA_ARGS__)
 
@@ -65,9 +65,7 @@ static void *shape_mismatch(uopc_ctx *c, uopc_op op, const uopc_node *a, const u
 }
 
 /* A source that carries a value (not an effect, not a buffer, not an address). */
-static int is_value(const uopc_node *s) {
-  return s->dtype != UOPC_DT_VOID && s->op != UOPC_OP_BUFFER && !(s->flags & UOPC_NF_ADDR);
-}
+static int is_value(const uopc_node *s) { return uopi_is_value(s); }
 
 static const char *what(const uopc_node *s) {
   if (s->op == UOPC_OP_BUFFER) return "a BUFFER (usable only by INDEX)";
@@ -106,35 +104,6 @@ static int check_call(uopc_ctx *c, uopc_node *const *src, uint32_t n) {
   return ok;
 }
 
-/* A binary ALU op on two scalars that pass every check of the general path
-   below: built without it (*out; NULL + error when out of memory).
-   Returns 0 when a check fails or anything is unusual: then the general
-   path runs and reports. */
-static inline int fast_bin(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *a, uopc_node *b,
-                           uopc_node **out) {
-  if (!a || !b || a->ndim != 0 || b->ndim != 0 || a->dtype != b->dtype || !uopi_owns(c, a) || !uopi_owns(c, b)) return 0;
-  uopc_dtype t = (uopc_dtype)a->dtype;
-  if (t == UOPC_DT_VOID || a->op == UOPC_OP_BUFFER || b->op == UOPC_OP_BUFFER || ((a->flags | b->flags) & UOPC_NF_ADDR))
-    return 0;
-  unsigned fl = uopi_op_flags(op);
-  if ((fl & UOPC_OPF_INT) && t != UOPC_DT_I32) return 0;
-  uopc_dtype inferred = (fl & UOPC_OPF_CMP) ? UOPC_DT_BOOL : t;
-  if (dtype != UOPC_DT_VOID && dtype != inferred) return 0;
-  *out = uopi_intern2(c, op, inferred, a, b);
-  return 1;
-}
-
-/* A bool/i32 CONST whose arg passes the general path's checks, or NULL. */
-static inline int fast_const_ok(uopc_dtype dtype, const uopc_arg *a) {
-  if (dtype != UOPC_DT_I32 && dtype != UOPC_DT_BOOL) return 0;
-  uint64_t fb;
-  memcpy(&fb, &a->f, sizeof fb);
-  if (fb || a->n || a->rop || a->name) return 0;
-  return dtype == UOPC_DT_BOOL ? (a->i == 0 || a->i == 1) : (a->i >= INT32_MIN && a->i <= INT32_MAX);
-}
-
-static uopc_node *make_checked(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *const *src, uint32_t n,
-                               const uopc_arg *argp);
 
 /* A STACK whose sources pass every check of the general path (one loop
    instead of four): built without it.  0 when anything fails (the general
@@ -171,19 +140,19 @@ uopc_node *uopc_make(uopc_ctx *c, uopc_op op, uopc_dtype dtype, uopc_node *const
   if (!c) return NULL;
   if (n && !src) return uopc_fail(c, UOPC_ERR_ARG, "make: %u sources given as NULL", n);
   if ((unsigned)op < UOPC_OP_COUNT && (uopi_op_flags(op) & UOPC_OPF_BINARY) && n == 2) {
-    if (fast_bin(c, op, dtype, src[0], src[1], &r)) return r;
-  } else if (op == UOPC_OP_CONST && n == 0 && argp && fast_const_ok(dtype, argp)) {
+    if (uopi_fast_bin(c, op, dtype, src[0], src[1], &r)) return r;
+  } else if (op == UOPC_OP_CONST && n == 0 && argp && uopi_fast_const_ok(dtype, argp)) {
     return uopi_intern_const_i(c, dtype, argp->i);
   }
   if (op == UOPC_OP_STACK) {
     if (fast_stack(c, dtype, src, n, &r)) return r;
   }
-  return make_checked(c, op, dtype, src, n, argp);
+  return uopi_make_checked(c, op, dtype, src, n, argp);
 }
 
 /* The general path: every check, with its message. */
-static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op, uopc_dtype dtype,
-                                                         uopc_node *const *src, uint32_t n, const uopc_arg *argp) {
+__attribute__((noinline)) uopc_node *uopi_make_checked(uopc_ctx *c, uopc_op op, uopc_dtype dtype,
+                                                       uopc_node *const *src, uint32_t n, const uopc_arg *argp) {
   static const uopc_arg zero_arg;
   if ((unsigned)op >= UOPC_OP_COUNT) return uopc_fail(c, UOPC_ERR_ARG, "unknown op %d", (int)op);
   if ((unsigned)dtype >= UOPC_DT_COUNT) return uopc_fail(c, UOPC_ERR_ARG, "unknown dtype %d", (int)dtype);
@@ -432,7 +401,10 @@ static __attribute__((noinline)) uopc_node *make_checked(uopc_ctx *c, uopc_op op
 
 uopc_node *uopc_replace(uopc_ctx *c, uopc_node *u, uopc_node *const *src, uint32_t n) {
   if (!c) return NULL;
-  if (!uopi_check_node(c, u, "replace")) return NULL;
+  if (!u || !uopi_owns(c, u)) { /* the check inline; the call only to record why */
+    (void)uopi_check_node(c, u, "replace");
+    return NULL;
+  }
   if (n && !src) return uopc_fail(c, UOPC_ERR_ARG, "replace: sources are NULL");
   if (n == u->nsrc) {
     uint32_t i = 0;
@@ -440,7 +412,7 @@ uopc_node *uopc_replace(uopc_ctx *c, uopc_node *u, uopc_node *const *src, uint32
     if (i == n) return u;
   }
   uopc_node *r;
-  if ((uopi_op_flags(u->op) & UOPC_OPF_BINARY) && n == 2 && fast_bin(c, (uopc_op)u->op, UOPC_DT_VOID, src[0], src[1], &r)) return r;
+  if ((uopi_op_flags(u->op) & UOPC_OPF_BINARY) && n == 2 && uopi_fast_bin(c, (uopc_op)u->op, UOPC_DT_VOID, src[0], src[1], &r)) return r;
   uopc_arg a = u->arg;
   if (u->op == UOPC_OP_PARAM || u->op == UOPC_OP_BUFFER) {
     a.n = u->ndim;

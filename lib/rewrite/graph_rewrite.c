@@ -16,13 +16,20 @@
  *            otherwise the frame becomes stage 2 and m is pushed.
  *   stage 2  m is normalized: done[u] = done[m].
  *
+ * The node being worked on lives in locals; only the nodes that wait for it
+ * (its users, and a node whose rule result it is) are frames on the stack.
+ * A binary node whose sources changed is rebuilt by uopc_replace's fast path
+ * inline, and the rules are tried by the step of step.h inline: the loop
+ * makes no call on a node that no rule rewrites.
+ *
  * `done` is a side table indexed by node id (uopi_table), fresh each call.
  * No recursion: a 1,000,000-deep chain needs a few dozen bytes of C stack.
  */
 #include <string.h>
 
-#include "core/ctx.h"
+#include "core/fast.h"
 #include "rewrite/rw.h"
+#include "rewrite/step.h"
 #include "uopc/rewrite.h"
 
 typedef struct frame {
@@ -157,52 +164,57 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
       goto out;                                                                \
   } while (0)
 
-  stk[sp++] = (frame){root, NULL, 0, 0, 0, 0};
-  while (sp) {
-    frame *f = &stk[sp - 1];
-    uopc_node *u = f->u;
-    if (f->stage == 2) {
-      uopc_node *r = GET(f->aux->id);
-      UOPI_ASSERT(r);
-      SET(u->id, r);
-      sp--;
-      continue;
+  /* The node being worked on is u (chain: its frame's count), held in
+     locals; the stack holds its suspended users (stage 0, with their
+     cursor) and the nodes waiting for a rule's result (stage 2). */
+  uopc_node *u = root;
+  uint32_t chain = 0, i, ns;
+  unsigned changed;
+descend: /* u is new: its sources from the first */
+  i = 0;
+  changed = 0;
+scan: /* stage 0: the next source without a normal form */
+  ns = u->nsrc;
+  for (; i < ns; i++) {
+    uopc_node *s = u->src[i];
+    uopc_node *r = GET(s->id);
+    if (!r) {
+      if (!PLAIN_LEAF(s)) break;
+      STEP();
+      SET(s->id, s);
+      r = s;
     }
-    /* stage 0: the next source without a normal form */
-    uint32_t i = f->i, ns = u->nsrc;
-    unsigned changed = f->changed;
-    for (; i < ns; i++) {
-      uopc_node *s = u->src[i];
-      uopc_node *r = GET(s->id);
-      if (!r) {
-        if (!PLAIN_LEAF(s)) break;
-        STEP();
-        SET(s->id, s);
-        r = s;
-      }
-      changed |= r != s;
-    }
-    if (i < ns) {
-      f->i = i;
-      f->changed = changed & 1u;
-      if (sp == cap && !grow_arr(c, (void **)&stk, stk_local, &cap, sp + 1, sizeof *stk)) goto out;
-      stk[sp++] = (frame){u->src[i], NULL, 0, 0, 0, 0};
-      continue;
-    }
-    /* stage 1 (a rule's result may have finished u meanwhile: seed's skip) */
-    if (GET(u->id)) {
-      sp--;
-      continue;
-    }
-    STEP();
+    changed |= r != s;
+  }
+  if (i < ns) {
+    if (sp == cap && !grow_arr(c, (void **)&stk, stk_local, &cap, sp + 1, sizeof *stk)) goto out;
+    stk[sp++] = (frame){u, NULL, i, 0, changed & 1u, chain};
+    u = u->src[i];
+    chain = 0;
+    goto descend;
+  }
+  /* stage 1 (a rule's result may have finished u meanwhile: seed's skip) */
+  if (GET(u->id)) goto pop;
+  STEP();
+  {
     uopc_node *n = u;
     if (changed) {
-      if (ns > tcap && !grow_arr(c, (void **)&tmp, tmp_local, &tcap, ns, sizeof *tmp)) goto out;
-      for (uint32_t j = 0; j < ns; j++) tmp[j] = GET(u->src[j]->id);
-      if (!(n = uopc_replace(c, u, tmp, ns))) goto out;
+      if (ns == 2 && (uopi_op_flags(u->op) & UOPC_OPF_BINARY) && uopi_owns(c, u)) {
+        /* uopc_replace's own fast path, without the call */
+        uopc_node *a = GET(u->src[0]->id), *b = GET(u->src[1]->id);
+        if (!uopi_fast_bin(c, (uopc_op)u->op, UOPC_DT_VOID, a, b, &n)) {
+          uopc_node *ab[2] = {a, b};
+          n = uopc_replace(c, u, ab, 2);
+        }
+      } else {
+        if (ns > tcap && !grow_arr(c, (void **)&tmp, tmp_local, &tcap, ns, sizeof *tmp)) goto out;
+        for (uint32_t j = 0; j < ns; j++) tmp[j] = GET(u->src[j]->id);
+        n = uopc_replace(c, u, tmp, ns);
+      }
+      if (!n) goto out;
     }
     uopc_node *r = NULL;
-    if (start[n->op] != start[n->op + 1] && uopi_matcher_step(&env, n, &r) < 0) goto out;
+    if (start[n->op] != start[n->op + 1] && uopi_step(&env, n, &r) < 0) goto out;
     if (r) {
       uopc_node *d = GET(r->id);
       if (!d && PLAIN_LEAF(r)) {
@@ -211,22 +223,34 @@ uopc_node *uopc_graph_rewrite(uopc_ctx *c, uopc_node *root, const uopc_matcher *
         d = r;
       }
       if (!d) {
-        f = &stk[sp - 1];
-        uint32_t chain = f->chain + 1;
-        if (__builtin_expect(chain > chain_max, 0)) {
-          chain_error(c, chain);
+        /* stage 2: u waits while r is normalized */
+        if (__builtin_expect(chain + 1 > chain_max, 0)) {
+          chain_error(c, chain + 1);
           goto out;
         }
-        f->stage = 2;
-        f->aux = r;
         if (sp == cap && !grow_arr(c, (void **)&stk, stk_local, &cap, sp + 1, sizeof *stk)) goto out;
-        stk[sp++] = (frame){r, NULL, 0, 0, 0, chain};
-        continue;
+        stk[sp++] = (frame){u, r, 0, 2, 0, chain};
+        u = r;
+        chain++;
+        goto descend;
       }
       n = d;
     }
     SET(u->id, n);
-    sp--;
+  }
+pop: /* u is done: back to the node that waits for it */
+  while (sp) {
+    frame *f = &stk[--sp];
+    u = f->u;
+    if (f->stage != 2) {
+      i = f->i;
+      changed = f->changed;
+      chain = f->chain;
+      goto scan;
+    }
+    uopc_node *r = GET(f->aux->id); /* stage 2: r is normalized */
+    UOPI_ASSERT(r);
+    SET(u->id, r);
   }
   result = GET(root->id);
 #undef GET

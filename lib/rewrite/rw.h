@@ -4,6 +4,7 @@
  *   match.c          matching a pattern tree against a node (all matches,
  *                    in the seed's order, by backtracking)
  *   matcher.c        rule tables indexed by root op; one rewrite step
+ *   step.h           that step, inline (graph_rewrite's loop runs it)
  *   graph_rewrite.c  the bottom-up, memoized, iterative engine
  *   trace.c          the trace and debug-check switches of a fired rule
  */
