@@ -145,6 +145,27 @@ void ReportRounds(benchmark::State &state, const std::vector<double> &us, double
   state.SetLabel(label);
 }
 
+// One round of n cache hits (a fresh context, build, the memory cache cleared
+// when clear_memory so the hit comes from disk, timed uopc_compile, free):
+// the mean microseconds a hit.
+double HitRound(int kernel, uopc_compile_opts o, int n, bool clear_memory) {
+  double t = 0;
+  for (int r = 0; r < n; r++) {
+    uopc_ctx *c = uopc_ctx_new(nullptr);
+    uopc_node *root = Build(c, kernel);
+    if (clear_memory) uopc_cache_clear_memory();
+    t += TimeCompile(c, root, o);
+    uopc_ctx_free(c);
+  }
+  return t / n;
+}
+
+// Keeps a round's figure for ReportRounds and gives it to the benchmark's clock.
+void RecordRound(benchmark::State &state, std::vector<double> &us, double t) {
+  us.push_back(t);
+  state.SetIterationTime(t / 1e6);
+}
+
 void BM_MemLoop(benchmark::State &state) {
   int kernel = (int)state.range(0);
   uopc_compile_opts o{state.range(1) == 2 ? UOPC_TIER_STRONG : UOPC_TIER_FAST};
@@ -160,9 +181,7 @@ void BM_MemLoop(benchmark::State &state) {
       if (!k) Die("compile", e.msg);
       uopc_kernel_free(k);
     }
-    double t = Us(t0, Clock::now()) / 1000;
-    us.push_back(t);
-    state.SetIterationTime(t / 1e6);
+    RecordRound(state, us, Us(t0, Clock::now()) / 1000);
   }
   uopc_ctx_free(c);
   ReportRounds(state, us, 0.5);
@@ -180,18 +199,7 @@ void BM_MemNewLoop(benchmark::State &state) {
   uopc_ctx *keep = uopc_ctx_new(nullptr);
   TimeCompile(keep, Build(keep, kernel), o);  // the entry exists from here on
   std::vector<double> us;
-  for (auto _ : state) {
-    double t = 0;
-    for (int r = 0; r < 1000; r++) {
-      uopc_ctx *c = uopc_ctx_new(nullptr);
-      uopc_node *root = Build(c, kernel);
-      t += TimeCompile(c, root, o);
-      uopc_ctx_free(c);
-    }
-    t /= 1000;
-    us.push_back(t);
-    state.SetIterationTime(t / 1e6);
-  }
+  for (auto _ : state) RecordRound(state, us, HitRound(kernel, o, 1000, false));
   uopc_ctx_free(keep);
   ReportRounds(state, us, 0.5);
 }
@@ -209,19 +217,7 @@ void BM_DiskLoop(benchmark::State &state) {
   TimeCompile(keep, Build(keep, kernel), o);  // the entry exists from here on (memory and disk)
   uopc_ctx_free(keep);
   std::vector<double> us;
-  for (auto _ : state) {
-    double t = 0;
-    for (int r = 0; r < 200; r++) {
-      uopc_ctx *c = uopc_ctx_new(nullptr);
-      uopc_node *root = Build(c, kernel);
-      uopc_cache_clear_memory();
-      t += TimeCompile(c, root, o);
-      uopc_ctx_free(c);
-    }
-    t /= 200;
-    us.push_back(t);
-    state.SetIterationTime(t / 1e6);
-  }
+  for (auto _ : state) RecordRound(state, us, HitRound(kernel, o, 200, true));
   ReportRounds(state, us, 20);
 }
 BENCHMARK(BM_DiskLoop)->Name("cache_disk_loop")->ArgsProduct({{kEw, kMm}, {0, 2}})->ArgNames({"kernel", "tier"})
