@@ -18,38 +18,17 @@ output is outside it, when strict mode differs between 1 and 2 threads, or
 fast mode does.  UOPC defaults to build/uopc.  Standard library only (the
 .npy files are written by hand); about 20 s.
 """
-import array
-import ast
 import math
 import os
 import random
-import struct
-import subprocess
 import sys
 import tempfile
+
+from npy_exec import load_npy, run_modes, save_npy, threads_agree
 
 N, D = 512, 64
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = os.path.join(ROOT, "bench", "data", "attention512.uir")
-
-
-def save_npy(path, vals, shape):
-    hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % (tuple(shape),)
-    hdr += " " * (64 - (10 + len(hdr) + 1) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
-        array.array("f", vals).tofile(f)
-
-
-def load_npy(path):
-    b = open(path, "rb").read()
-    n = struct.unpack("<H", b[8:10])[0]
-    h = ast.literal_eval(b[10:10 + n].decode())
-    if h["descr"] != "<f4" or tuple(h["shape"]) != (N, D):
-        sys.exit(f"{path}: expected <f4 {(N, D)}, got {h}")
-    a = array.array("f")
-    a.frombytes(b[10 + n:])
-    return list(a)
 
 
 def exact(q, k, v):
@@ -67,18 +46,6 @@ def exact(q, k, v):
     return out, big
 
 
-def run(uopc, tmp, ins, name, *flags):
-    out = os.path.join(tmp, name + ".npy")
-    args = [uopc, "exec", PROGRAM]
-    for s, p in enumerate(ins):
-        args += ["--arg", f"{s}={p}"]
-    args += list(flags) + ["--out", out]
-    r = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, UOPC_CACHE="off"))
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(args)}: {r.stderr.strip()}")
-    return load_npy(out)
-
-
 def main():
     uopc = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "uopc")
     u = 2.0 ** -24
@@ -93,23 +60,17 @@ def main():
                 p = os.path.join(tmp, f"in{s}.npy")
                 save_npy(p, [rng.uniform(-scale, scale) for _ in range(N * D)], (N, D))
                 ins.append(p)
-            q, k, v = (load_npy(p) for p in ins)  # the f32 values uopc reads
+            q, k, v = (list(load_npy(p, (N, D))) for p in ins)  # the f32 values uopc reads
             ref, big = exact(q, k, v)
             vmax = max(abs(x) for x in v)
             tol = [1.1 * vmax * u * (2 * (2 * D + 8) * big[i // D] + 2 * N + 8) for i in range(N * D)]
-            outs = {name: run(uopc, tmp, ins, name, *flags) for name, flags in (
-                ("strict", ()), ("strict2", ("--threads", "2")),
-                ("fast", ("--fast-math",)), ("fast2", ("--fast-math", "--threads", "2")))}
+            outs = {k: list(o) for k, o in run_modes(uopc, PROGRAM, tmp, ins, (N, D)).items()}
             err = lambda o: max(abs(a - b) for a, b in zip(o, ref))
             worst = lambda o: max(abs(a - b) / t for a, b, t in zip(o, ref, tol))
             es, ef = err(outs["strict"]), err(outs["fast"])
             w = max(worst(outs["strict"]), worst(outs["fast"]))
             print(f"{scale:5g} {seed:4d}  {es:.3e}    {ef:.3e}    {ef / es:.3f}        {max(tol):.3e}    {w:.2e}")
-            if outs["strict"] != outs["strict2"]:
-                print("  strict mode differs between 1 and 2 threads")
-                ok = False
-            if outs["fast"] != outs["fast2"]:
-                print("  fast mode differs between 1 and 2 threads")
+            if not threads_agree(outs):
                 ok = False
             if w > 1:
                 print("  an output is outside the tolerance")

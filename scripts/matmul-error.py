@@ -21,14 +21,13 @@ Prints each mode's largest error against float64, fast/strict, and the
 largest error/bound.  Exit 1 when a check fails.  UOPC defaults to
 build/uopc.  Standard library only; about 30 s.
 """
-import array
-import ast
 import os
 import random
 import struct
-import subprocess
 import sys
 import tempfile
+
+from npy_exec import load_npy, run_modes, save_npy, threads_agree
 
 N = 1024
 SAMPLES = 4096
@@ -40,37 +39,6 @@ F32 = struct.Struct("<f")
 def f32(x):
     """x rounded to the nearest f32 (ties to even), as a Python float."""
     return F32.unpack(F32.pack(x))[0]
-
-
-def save_npy(path, vals):
-    hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % ((N, N),)
-    hdr += " " * (64 - (10 + len(hdr) + 1) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
-        array.array("f", vals).tofile(f)
-
-
-def load_npy(path):
-    b = open(path, "rb").read()
-    n = struct.unpack("<H", b[8:10])[0]
-    h = ast.literal_eval(b[10:10 + n].decode())
-    if h["descr"] != "<f4" or tuple(h["shape"]) != (N, N):
-        sys.exit(f"{path}: expected <f4 {(N, N)}, got {h}")
-    a = array.array("f")
-    a.frombytes(b[10 + n:])
-    return a
-
-
-def run(uopc, tmp, ins, name, *flags):
-    out = os.path.join(tmp, name + ".npy")
-    args = [uopc, "exec", PROGRAM]
-    for s, p in enumerate(ins):
-        args += ["--arg", f"{s}={p}"]
-    args += list(flags) + ["--out", out]
-    r = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, UOPC_CACHE="off"))
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(args)}: {r.stderr.strip()}")
-    return load_npy(out)
 
 
 def main():
@@ -86,12 +54,10 @@ def main():
             ins = []
             for s in range(2):
                 p = os.path.join(tmp, f"in{s}.npy")
-                save_npy(p, [rng.uniform(lo, hi) for _ in range(N * N)])
+                save_npy(p, [rng.uniform(lo, hi) for _ in range(N * N)], (N, N))
                 ins.append(p)
-            a, b = (load_npy(p) for p in ins)  # the f32 values uopc reads
-            outs = {name: run(uopc, tmp, ins, name, *flags) for name, flags in (
-                ("strict", ()), ("strict2", ("--threads", "2")),
-                ("fast", ("--fast-math",)), ("fast2", ("--fast-math", "--threads", "2")))}
+            a, b = (load_npy(p, (N, N)) for p in ins)  # the f32 values uopc reads
+            outs = run_modes(uopc, PROGRAM, tmp, ins, (N, N))
             es = ef = worst = 0.0
             seq_ok = True
             for _ in range(SAMPLES):
@@ -119,11 +85,7 @@ def main():
                   f"           {'yes' if seq_ok else 'NO'}")
             if not seq_ok:
                 ok = False
-            if outs["strict"] != outs["strict2"]:
-                print("  strict mode differs between 1 and 2 threads")
-                ok = False
-            if outs["fast"] != outs["fast2"]:
-                print("  fast mode differs between 1 and 2 threads")
+            if not threads_agree(outs):
                 ok = False
             if worst > 1:
                 print("  an output is outside the bound")
