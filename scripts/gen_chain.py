@@ -9,8 +9,9 @@ IN.npy (optional): 1024 f32 inputs for slot 0.  Run it with
 
     UOPC_CACHE=0 uopc exec OUT.uir --arg 0=IN.npy --out 1=O.npy
 """
-import struct
 import sys
+
+from npy_exec import save_npy
 
 
 def kernel(n):
@@ -32,14 +33,6 @@ def kernel(n):
     return "\n".join(out) + "\n"
 
 
-def npy_f32(values):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }" % len(values)
-    pad = 64 - (10 + len(header) + 1) % 64
-    header += " " * pad + "\n"
-    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + \
-        struct.pack("<%df" % len(values), *values)
-
-
 def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
@@ -47,8 +40,7 @@ def main():
     with open(sys.argv[2], "w") as f:
         f.write(kernel(n))
     if len(sys.argv) == 4:
-        with open(sys.argv[3], "wb") as f:
-            f.write(npy_f32([i * 0.25 - 100.0 for i in range(1024)]))
+        save_npy(sys.argv[3], [i * 0.25 - 100.0 for i in range(1024)], (1024,))
 
 
 if __name__ == "__main__":

@@ -5,21 +5,21 @@
 
 Runs bench/data/matmul1024.uir (C = A @ B, 1024 x 1024 f32, written as
 reshape/expand/mul/reduce) with `uopc exec` in strict mode and in fast mode,
-1 and 2 threads, on inputs drawn uniformly from [0, s] and from [-s, s]
-(fixed seeds), and checks, on 4096 outputs chosen at random:
+1 and 2 threads, on inputs drawn uniformly from [0, 1], [-1, 1] and
+[-16, 16] (fixed seeds), and checks, on 4096 outputs chosen at random:
 
   * strict mode is bit for bit the f32 sum of f32 products in k order,
     without FMA (what `run` computes), emulated here with struct's f32
     rounding;
   * both modes are within the forward error bound docs/fast-math.md
-    ("Matmul") documents, which holds for any order of the sum, with or
+    ("Matmul's tolerance") documents, which holds for any order of the sum, with or
     without FMA:  |c - exact| <= gamma_K * sum_k |a_ik b_kj|,
     gamma_K = K u / (1 - K u), K = 1024, u = 2^-24;
   * each mode gives the same bits at 1 and 2 threads (all outputs).
 
 Prints each mode's largest error against float64, fast/strict, and the
 largest error/bound.  Exit 1 when a check fails.  UOPC defaults to
-build/uopc.  Standard library only; about 30 s.
+build/uopc.  Standard library only; about 10 s.
 """
 import os
 import random

@@ -1,6 +1,7 @@
-"""What scripts/attention-error.py and scripts/matmul-error.py share: f32 .npy
-files written and read by hand (standard library only) and `uopc exec` of a
-program on them, with the kernel cache off."""
+"""What the scripts share: f32 .npy files written and read by hand (standard
+library only; gen_chain.py, attention-error.py, matmul-error.py) and `uopc
+exec` of a program on them in each mode, with the kernel cache off (the two
+error scripts)."""
 import array
 import ast
 import os
@@ -55,7 +56,7 @@ def run_modes(uopc, program, tmp, ins, shape):
 
 
 def threads_agree(outs):
-    """1 when each mode gave the same bits at 1 and 2 threads; else says which did not."""
+    """True when each mode gave the same bits at 1 and 2 threads; else says which did not."""
     ok = True
     for mode in ("strict", "fast"):
         if outs[mode] != outs[mode + "2"]:
