@@ -3,10 +3,12 @@
 // kernel, or a slower pipeline is chosen only where it pays back within one
 // call at the benchmark size").
 //
-//   bench_compile [--reps N] [--only NAME[,NAME...]]
+//   bench_compile [--reps N] [--only NAME[,NAME...]] [--threads T]
 //
 // For each workload of bench/data/ (ew16M, sum16M, matmul1024, attention512,
-// softmax4096), strict and fast mode, on one thread, the plan is compiled
+// softmax4096), strict and fast mode, on one thread (T threads with
+// --threads: the plan's kernels are split for T threads and compiled on T
+// threads, lib/compile.h uopi_compile_kernels), the plan is compiled
 // with its default loop passes and with none (UOPC_COMPILE_NO_REORDER |
 // UOPC_COMPILE_NO_UPCAST), the kernel and plan caches off so that every
 // compile is real: N compiles (default 3) and N calls of the last plan
@@ -66,8 +68,8 @@ std::string PlanIr(const std::string &name, const std::string &text, unsigned fl
   return s;
 }
 
-// Compiles text `reps` times with flags on one thread, then calls the last plan.
-Row Measure(const std::string &name, const std::string &text, unsigned flags, int reps) {
+// Compiles text `reps` times with flags for `threads` threads, then calls the last plan.
+Row Measure(const std::string &name, const std::string &text, unsigned flags, int reps, uint32_t threads) {
   Row r{};
   std::vector<double> comp, call;
   for (int rep = 0; rep < reps; rep++) {
@@ -76,7 +78,7 @@ Row Measure(const std::string &name, const std::string &text, unsigned flags, in
     uopc_error e;
     uopc_node *root = uopc_uir_parse(c, text.data(), text.size(), name.c_str(), &e);
     if (!root) Die(name.c_str(), e.msg);
-    uopc_compile_opts o = {UOPC_TIER_FAST, flags, 1};
+    uopc_compile_opts o = {UOPC_TIER_FAST, flags, threads};
     auto t0 = Clock::now();
     uopc_plan *p = uopc_plan_compile(c, root, &o, &e);
     comp.push_back(Ms(t0, Clock::now()));
@@ -123,13 +125,16 @@ Row Measure(const std::string &name, const std::string &text, unsigned flags, in
 
 int main(int argc, char **argv) {
   int reps = 3;
+  uint32_t threads = 1;
   std::string only;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-    else return fprintf(stderr, "usage: %s [--reps N] [--only NAME[,NAME...]]\n", argv[0]), 2;
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (uint32_t)atoi(argv[++i]);
+    else return fprintf(stderr, "usage: %s [--reps N] [--only NAME[,NAME...]] [--threads T]\n", argv[0]), 2;
   }
   if (reps < 1) reps = 1;
+  if (threads < 1) threads = 1;
   uopc_plan_cache_set_limit(0, 0);
   uopc_cache_set_disk(0);
   {  // the JIT engine starts with the first compile of the process: not counted
@@ -152,7 +157,7 @@ int main(int argc, char **argv) {
       const bool same = PlanIr(w, text, mode) == PlanIr(w, text, mode | UOPC_COMPILE_NO_REORDER | UOPC_COMPILE_NO_UPCAST);
       for (int none = 0; none < 2; none++) {
         unsigned flags = mode | (none ? UOPC_COMPILE_NO_REORDER | UOPC_COMPILE_NO_UPCAST : 0u);
-        Row r = Measure(w, text, flags, reps);
+        Row r = Measure(w, text, flags, reps, threads);
         one[none] = r.compile + r.call;
         char cm[48], km[48];
         snprintf(cm, sizeof cm, "%.2f (%.2f-%.2f)", r.compile, r.cs.min, r.cs.max);

@@ -22,8 +22,17 @@
  * about as much as the rest of a memory hit, so a graph compiled before (in
  * any context) is found by its serialization as given.
  *
+ * A plan's kernels go through it as one batch (uopi_compile_kernels): the
+ * front halves (check to emit: they read the context) one after another on
+ * the calling thread, then the JIT halves (passes, codegen, link, cache put:
+ * nearly all of the time) on the plan's threads at once, each from its own
+ * LLVM module.  While a batch holds pending entries it never waits for one
+ * (two batches could wait for each other, and a plan with two equal
+ * kernels for itself): such a kernel is put off until its batch is done.
+ *
  * Ordered shutdown lives here too: the thread pool, cached code, then the engine.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,15 +78,6 @@ static uopc_status verify_module(uopc_ctx *c, LLVMModuleRef m) {
   return st;
 }
 
-/* The JIT's error as the context's. */
-static uopc_status jit(uopc_ctx *c, LLVMModuleRef m, const char *name, unsigned nargs, uopi_jit_tier t,
-                       uopi_jit_code **out) {
-  uopc_error je = {0};
-  uopc_status st = uopi_jit_compile(m, name, nargs, t, out, &je); /* disposes m */
-  if (st) uopc_fail(c, je.code, "%s", je.msg);
-  return st;
-}
-
 /* A monotonic clock in ms (the compile time UOPC_DEBUG=cache reports). */
 static double now_ms(void) {
   struct timespec ts;
@@ -85,18 +85,20 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/* How the cache answered. */
-enum { FROM_MEMORY, FROM_DISK, MISSED };
+/* How the cache answered (BUSY: not at all; another thread, or the caller
+   itself, fills the entry: a batch asks again after its own fills). */
+enum { FROM_MEMORY, FROM_DISK, MISSED, BUSY };
 
 /* cache get: the entry of key, held: ready (FROM_MEMORY), or pending and
    ours to fill, with its code from disk (FROM_DISK) or not (MISSED: meta's
-   name is then a fresh symbol for the compile). */
-static uopc_status cache_get(uopc_ctx *c, const uopi_kernel_ir *k, uopi_kkey *key, uopi_kmeta *meta,
+   name is then a fresh symbol for the compile); or nothing (BUSY, only when
+   wait is 0). */
+static uopc_status cache_get(uopc_ctx *c, const uopi_kernel_ir *k, uopi_kkey *key, int wait, uopi_kmeta *meta,
                              uopi_kentry **e, uopi_jit_code **code, int *from) {
-  int found = uopi_kcache_acquire(key, e); /* memory (may wait for another thread's fill) */
+  int found = uopi_kcache_acquire(key, wait, e); /* memory (may wait for another thread's fill) */
   if (found == UOPI_KCACHE_NOMEM) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory"), UOPC_ERR_NOMEM;
-  *from = FROM_MEMORY;
-  if (found == UOPI_KCACHE_HIT) return UOPC_OK;
+  *from = found == UOPI_KCACHE_BUSY ? BUSY : FROM_MEMORY;
+  if (found != UOPI_KCACHE_FILL) return UOPC_OK;
   uopi_kmeta_of(k, meta);
   *from = FROM_DISK;
   if (uopi_kdisk_load(key, meta, code, meta->name, sizeof meta->name)) return UOPC_OK;
@@ -121,42 +123,166 @@ static void cache_put(const uopi_kkey *key, const uopi_kmeta *meta, uopi_kentry 
 
 /* ---- the pipeline ---------------------------------------------------------------- */
 
-uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags, uopi_kentry **out) {
-  uopi_kkey raw = {0}, key = {0};
-  uopi_kernel_ir k;
+/* One kernel on its way through the pipeline.  The front half (check to
+   emit) reads the context and runs on the caller's thread; the JIT half
+   (JIT, cache put) touches only the job, the cache and LLVM (the module has
+   its own LLVMContext), so a plan's misses can run it on the pool. */
+typedef struct kjob {
+  uopc_node *root;
+  uopi_jit_tier t;
+  uopi_kkey raw, key;
   uopi_kmeta meta;
-  uopi_prog p = {0};
-  LLVMModuleRef m = NULL;
-  uopi_jit_code *code = NULL;
-  uopi_kentry *e = NULL;
-  int from = FROM_MEMORY;
-  *out = NULL;
+  uopi_kentry *e;   /* held: ready, or pending and ours to fill */
+  int raw_hit;      /* e came from the raw-key lookup */
+  int from;         /* FROM_MEMORY (e ready), FROM_DISK, MISSED (m to compile), BUSY (e NULL) */
+  LLVMModuleRef m;  /* MISSED: the emitted module, for the JIT half */
+  unsigned nargs;   /* the kernel's parameters (its buffers and the status word) */
+  uint32_t ninst;   /* linearized instructions (UOPC_DEBUG=cache) */
+  double ms;        /* the compile's time so far: linearize and emit (ms) */
+  uopc_status st;   /* the JIT half's result, with its error in err */
+  uopc_error err;
+} kjob;
 
-  uopc_status st = check(c, root);                             /* a kernel's root? */
-  if (!st) st = uopi_kkey_raw(c, root, t, flags, &raw);             /* raw-key lookup: the graph as given, */
-  if (!st && (*out = uopi_kcache_find_raw(&raw))) goto done; /*   seen before: a memory hit */
-  if (!st) st = uopi_kernel_prepare(c, root, &k);            /* prepare: indices simplified */
-  if (!st) st = uopi_kkey_make(c, &k, t, flags, &key);             /* key of the prepared graph */
-  if (!st) st = cache_get(c, &k, &key, &meta, &e, &code, &from); /* cache get: memory, then disk */
-  double t0 = 0;
-  uint32_t ninst = 0;
-  if (!st && from == MISSED) {
-    t0 = now_ms();
-    st = uopi_linearize(c, &k, &p);                           /* linearize: the ordered program */
-    ninst = p.n;
-    if (!st) st = verify(c, &p, meta.name);
-    if (!st) st = uopi_emit(c, &p, meta.name, flags, &m);     /* emit: LLVM IR */
-    if (!st) st = jit(c, m, meta.name, k.nbufs + 1, t, &code); /* JIT: passes, codegen, link */
-    if (st && e) uopi_kcache_abandon(e);                      /* waiters start over */
-    uopi_prog_free(&p);
+/* The front half: check, raw-key lookup, prepare, key, cache get (blocking
+   when wait is 1), and on a miss linearize and emit.  UOPC_OK with j->from
+   set (a disk hit is filled here at once), or the error in c (nothing held,
+   no module).  A batch (wait 0) keeps the raw key until after later
+   kernels' fronts, which may reuse the context's raw-key memo: the key owns
+   a copy of its bytes. */
+static uopc_status front(uopc_ctx *c, kjob *j, unsigned flags, int wait) {
+  uopi_kernel_ir k;
+  uopi_prog p = {0};
+  uopi_jit_code *code = NULL;
+  j->from = FROM_MEMORY;
+  uopc_status st = check(c, j->root);                                 /* a kernel's root? */
+  if (!st) st = uopi_kkey_raw(c, j->root, j->t, flags, &j->raw);     /* raw-key lookup: the graph as given, */
+  if (!st && !wait && !uopi_kkey_own(&j->raw)) uopc_fail(c, st = UOPC_ERR_NOMEM, "out of memory");
+  if (!st && (j->e = uopi_kcache_find_raw(&j->raw))) return j->raw_hit = 1, UOPC_OK; /* seen before: a memory hit */
+  if (!st) st = uopi_kernel_prepare(c, j->root, &k);                 /* prepare: indices simplified */
+  if (!st) st = uopi_kkey_make(c, &k, j->t, flags, &j->key);         /* key of the prepared graph */
+  if (!st) st = cache_get(c, &k, &j->key, wait, &j->meta, &j->e, &code, &j->from); /* memory, then disk */
+  if (!st && j->from == FROM_DISK) cache_put(&j->key, &j->meta, j->e, code, 0, 0, 0, j->t);
+  if (st || j->from != MISSED) return st;
+  double t0 = now_ms();
+  j->nargs = k.nbufs + 1;
+  st = uopi_linearize(c, &k, &p);                                   /* linearize: the ordered program */
+  j->ninst = p.n;
+  if (!st) st = verify(c, &p, j->meta.name);
+  if (!st) st = uopi_emit(c, &p, j->meta.name, flags, &j->m);       /* emit: LLVM IR */
+  uopi_prog_free(&p);
+  j->ms = now_ms() - t0;
+  if (st) {
+    uopi_kcache_abandon(j->e);                                      /* waiters start over */
+    j->e = NULL;
   }
-  if (!st && from != FROM_MEMORY)
-    cache_put(&key, &meta, e, code, from == MISSED, from == MISSED ? now_ms() - t0 : 0, ninst, t); /* cache put */
-  if (!st) uopi_kcache_alias(e, &raw);                       /* remember the graph as given */
+  return st;
+}
+
+/* The JIT half of a MISSED job: passes, codegen, link (uopi_jit_compile
+   disposes the module), then cache put, or the entry abandoned on failure
+   (waiters start over).  Any thread; the error goes to j->err. */
+static void back(kjob *j) {
+  uopi_jit_code *code = NULL;
+  double t0 = now_ms();
+  j->st = uopi_jit_compile(j->m, j->meta.name, j->nargs, j->t, &code, &j->err);
+  j->m = NULL;
+  if (j->st) {
+    uopi_kcache_abandon(j->e);
+    j->e = NULL;
+    return;
+  }
+  cache_put(&j->key, &j->meta, j->e, code, 1, j->ms + (now_ms() - t0), j->ninst, j->t);
+}
+
+/* The end of a job: its entry (held, ready; NULL when a half failed or it
+   was BUSY), the graph as given remembered for it; the keys freed. */
+static uopi_kentry *finish(kjob *j) {
+  uopi_kentry *e = j->e;
+  if (e && !j->raw_hit) uopi_kcache_alias(e, &j->raw);
+  uopi_kkey_free(&j->key);
+  uopi_kkey_free(&j->raw);
+  *j = (kjob){.root = j->root, .t = j->t};
+  return e;
+}
+
+uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags, uopi_kentry **out) {
+  kjob j = {.root = root, .t = t};
+  *out = NULL;
+  uopc_status st = front(c, &j, flags, 1);
+  if (!st && j.from == MISSED) {
+    back(&j);
+    if ((st = j.st)) uopc_fail(c, j.err.code, "%s", j.err.msg);
+  }
+  uopi_kentry *e = finish(&j);
   if (!st) *out = e;
-done:
-  uopi_kkey_free(&key);
-  uopi_kkey_free(&raw);
+  return st;
+}
+
+/* The JIT halves of a batch's misses, shared by its lanes: each lane takes
+   the next job until none is left. */
+typedef struct batch {
+  kjob **miss;
+  uint32_t n;
+  _Atomic uint32_t next;
+} batch;
+
+static void lane(void *arg, uint32_t unused) {
+  (void)unused;
+  batch *b = arg;
+  for (uint32_t i; (i = atomic_fetch_add_explicit(&b->next, 1, memory_order_relaxed)) < b->n;) back(b->miss[i]);
+}
+
+uopc_status uopi_compile_kernels(uopc_ctx *c, uopc_node *const *roots, const uopi_jit_tier *tiers, uint32_t n,
+                                 unsigned flags, uint32_t threads, uopi_kentry **out) {
+  for (uint32_t i = 0; i < n; i++) out[i] = NULL;
+  kjob *jobs = calloc(n ? n : 1, sizeof *jobs);
+  kjob **miss = calloc(n ? n : 1, sizeof *miss);
+  if (!jobs || !miss) {
+    free(jobs), free(miss);
+    return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory"), UOPC_ERR_NOMEM;
+  }
+  /* the front halves, in order, without waiting: a kernel whose entry is
+     pending (another thread's, or an equal kernel's earlier in the batch)
+     is BUSY and comes after the batch */
+  uopc_status st = UOPC_OK;
+  uint32_t nf = 0, nmiss = 0;
+  for (; nf < n; nf++) {
+    kjob *j = &jobs[nf];
+    *j = (kjob){.root = roots[nf], .t = tiers[nf]};
+    if ((st = front(c, j, flags, 0))) break;
+    if (j->from == MISSED) miss[nmiss++] = j;
+  }
+  /* the JIT halves, on up to `threads` threads: every pending entry the
+     batch holds is filled or abandoned (others may be waiting for it) */
+  batch b = {miss, nmiss, 0};
+  uint32_t lanes = threads < nmiss ? threads : nmiss;
+  if (lanes > 1) uopi_pool_run(lane, &b, lanes);
+  else lane(&b, 0);
+  /* in order: the first error, then the BUSY kernels, now waiting safely
+     (the batch holds no pending entry any more) */
+  uint32_t used = st ? nf + 1 : n;
+  for (uint32_t i = 0; i < used; i++) {
+    kjob *j = &jobs[i];
+    if (!st && j->from == MISSED && j->st) st = j->st, uopc_fail(c, j->err.code, "%s", j->err.msg);
+    if (!st && j->from == BUSY) {
+      uopi_kkey_free(&j->key);
+      uopi_kkey_free(&j->raw);
+      *j = (kjob){.root = roots[i], .t = tiers[i]};
+      st = front(c, j, flags, 1);
+      if (!st && j->from == MISSED) {
+        back(j);
+        if ((st = j->st)) uopc_fail(c, j->err.code, "%s", j->err.msg);
+      }
+    }
+    out[i] = finish(j);
+  }
+  if (st)
+    for (uint32_t i = 0; i < n; i++) {
+      uopi_kcache_release(out[i]);
+      out[i] = NULL;
+    }
+  free(jobs);
+  free(miss);
   return st;
 }
 

@@ -30,15 +30,30 @@ UOPI_FUNC uopc_status uopi_tier_of(const uopc_compile_opts *o, uopi_jit_tier *t,
 UOPI_FUNC uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags,
                                           uopi_kentry **out);
 
-/* uopc_compile (jit.h) at tier t in place of opts->tier (opts' flags and
-   threads as given; opts may be NULL): for plans, which compile their
-   register-tiled kernels at TIER1 or TIER2 (plan.c).  The handle, or NULL
-   with the error in *e only (e may be NULL), as uopc_compile. */
-UOPI_FUNC uopc_kernel *uopi_kernel_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopi_jit_tier t,
-                                           uopc_error *e);
+/* n kernels at once, for a plan: out[i] as uopi_compile_kernel(roots[i],
+   tiers[i]) gives it, but the misses' JIT halves (passes, codegen, link,
+   nearly all of a compile) run on up to `threads` threads of the pool
+   (support/pool.h) while the rest runs on the calling thread, in order.
+   The code is the same as one at a time: each kernel is compiled alone,
+   from its own LLVM module.  A kernel equal to an earlier one of the batch,
+   or being compiled by another thread, is taken from the cache after the
+   batch.  On failure: the first error in c (an error of a front half, else
+   the first JIT failure in order), every out[i] NULL, nothing held. */
+UOPI_FUNC uopc_status uopi_compile_kernels(uopc_ctx *c, uopc_node *const *roots, const uopi_jit_tier *tiers,
+                                           uint32_t n, unsigned flags, uint32_t threads, uopi_kentry **out);
 
-/* uopc_emit_llvm (asm_text 0) or uopc_emit_asm (1) at tier t, as
-   uopi_kernel_compile. */
+/* uopi_compile_kernels as handles (out[i], each freed with uopc_kernel_free),
+   root i compiled as uopc_compile (jit.h) would, at tier tiers[i] in place
+   of opts->tier (opts' flags as given; opts may be NULL): for plans, which
+   compile their register-tiled kernels at TIER1 or TIER2 (plan.c).  UOPC_OK,
+   or the error in *e only (e may be NULL; the context's recorded error is
+   left as it was, as uopc_compile) with every out[i] NULL. */
+UOPI_FUNC uopc_status uopi_kernels_compile(uopc_ctx *c, uopc_node *const *roots, const uopi_jit_tier *tiers,
+                                           uint32_t n, const uopc_compile_opts *opts, uint32_t threads,
+                                           uopc_kernel **out, uopc_error *e);
+
+/* uopc_emit_llvm (asm_text 0) or uopc_emit_asm (1) at tier t in place of
+   opts->tier, with the error in *e only, as uopi_kernels_compile. */
 UOPI_FUNC char *uopi_kernel_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopi_jit_tier t,
                                  int asm_text, uopc_error *e);
 

@@ -38,10 +38,24 @@ static uopc_status root_of(uopc_ctx *c, const uopc_node *root, const char *fn) {
   return uopi_check_node(c, root, fn) ? UOPC_OK : UOPC_ERR_ARG;
 }
 
+/* A handle on entry (a held ready entry: the handle takes the hold), or
+   NULL with UOPC_ERR_NOMEM in c (the hold released). */
+static uopc_kernel *handle_of(uopc_ctx *c, uopi_kentry *entry) {
+  uopc_kernel *out = calloc(1, sizeof *out);
+  if (!out) {
+    uopi_kcache_release(entry);
+    return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
+  }
+  out->entry = entry;
+  out->code = uopi_kentry_code(entry);
+  out->meta = uopi_kentry_meta(entry);
+  out->nbufs = out->meta->nbufs;
+  return out;
+}
+
 /* jit.h: the call reports through *e only; the context's recorded error is
    left as the caller had it (uopi_err_begin/end). */
-static uopc_kernel *compile_at(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, const uopi_jit_tier *at,
-                               uopc_error *e) {
+uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
   if (!c) return arg_err(e, "compile: NULL context"), NULL;
   uopi_errsave saved;
   uopi_err_begin(c, &saved);
@@ -50,30 +64,29 @@ static uopc_kernel *compile_at(uopc_ctx *c, uopc_node *root, const uopc_compile_
   uopc_kernel *out = NULL;
   uopc_status st = root_of(c, root, "compile");
   if (!st) st = tier_of(c, opts, &t); /* the flags' check too */
-  if (!st && at) t = *at;
   if (!st) st = uopi_compile_kernel(c, root, t, opts ? opts->flags : 0, &entry);
-  if (!st && !(out = calloc(1, sizeof *out))) {
-    uopi_kcache_release(entry);
-    uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
-    st = UOPC_ERR_NOMEM;
-  }
-  if (!st) {
-    out->entry = entry;
-    out->code = uopi_kentry_code(entry);
-    out->meta = uopi_kentry_meta(entry);
-    out->nbufs = out->meta->nbufs;
-  }
+  if (!st && !(out = handle_of(c, entry))) st = UOPC_ERR_NOMEM;
   uopi_err_end(c, &saved, st, e);
   return out;
 }
 
-uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopc_error *e) {
-  return compile_at(c, root, opts, NULL, e);
-}
-
-uopc_kernel *uopi_kernel_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, uopi_jit_tier t,
-                                 uopc_error *e) {
-  return compile_at(c, root, opts, &t, e);
+uopc_status uopi_kernels_compile(uopc_ctx *c, uopc_node *const *roots, const uopi_jit_tier *tiers, uint32_t n,
+                                 const uopc_compile_opts *opts, uint32_t threads, uopc_kernel **out, uopc_error *e) {
+  uopi_errsave saved;
+  uopi_err_begin(c, &saved);
+  uopi_kentry **entries = calloc(n ? n : 1, sizeof *entries);
+  uopc_status st = entries ? UOPC_OK : UOPC_ERR_NOMEM;
+  if (st) uopc_fail(c, st, "out of memory");
+  for (uint32_t i = 0; i < n; i++) out[i] = NULL;
+  if (!st) st = uopi_compile_kernels(c, roots, tiers, n, opts ? opts->flags : 0, threads, entries);
+  for (uint32_t i = 0; !st && i < n; i++)
+    if (!(out[i] = handle_of(c, entries[i]))) {
+      st = UOPC_ERR_NOMEM;
+      for (uint32_t k = i + 1; k < n; k++) uopi_kcache_release(entries[k]);
+      for (uint32_t k = 0; k < i; k++) uopc_kernel_free(out[k]), out[k] = NULL;
+    }
+  free(entries);
+  return uopi_err_end(c, &saved, st, e);
 }
 
 /* Bytes of buffer slot s. */
@@ -235,7 +248,6 @@ static char *emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, c
   char *s = NULL;
   uopc_status st = root_of(c, root, asm_text ? "emit_asm" : "emit_llvm");
   if (!st) st = tier_of(c, opts, &t);
-  if (!st && at) t = *at;
   if (!st && !(s = uopi_compile_text(c, root, t, opts ? opts->flags : 0, asm_text)))
     st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
   uopi_err_end(c, &saved, st, e);

@@ -54,7 +54,7 @@ typedef struct pbuf {
 } pbuf;
 
 typedef struct pkernel {
-  uopc_kernel *k;
+  uopc_kernel *k;     /* the whole kernel; NULL when split (only the chunks run) */
   uint32_t nbufs;
   uint32_t *map;
   uint32_t out, status, statusf;
@@ -287,38 +287,54 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_
     if (uopc_node_pos(c, sc->at, &file, &k->line, &k->col) && !(k->file = dup(file))) goto oom;
     p->nchecks++;
   }
-  for (uint32_t i = 0; i < s->nkernels; i++) {
+  /* every kernel's compiles (its root, its recording variant, its chunks),
+     made at once: uopi_kernels_compile runs their JIT halves on T threads */
+  uint32_t nj = 0;
+  for (uint32_t i = 0; i < s->nkernels; i++) nj += (sp[i].n ? sp[i].n : 1) + (s->kernels[i].rec != NULL);
+  size_t nja = nj ? nj : 1;
+  uopc_node **roots = malloc(nja * sizeof *roots);
+  uopi_jit_tier *tiers = malloc(nja * sizeof *tiers);
+  uopc_kernel **got = calloc(nja, sizeof *got), ***dst = malloc(nja * sizeof *dst);
+  if (!roots || !tiers || !got || !dst) goto oom_jobs;
+  nj = 0;
+  for (uint32_t i = 0; i < s->nkernels; i++, p->nkernels++) {
     const uopi_skernel *sk = &s->kernels[i];
     pkernel *k = &p->kernels[i];
     k->status = sk->status, k->statusf = sk->statusf, k->nbufs = sk->nbufs, k->out = sk->out;
-    if (!(k->map = malloc((sk->nbufs ? sk->nbufs : 1) * sizeof *k->map))) goto oom;
+    if (!(k->map = malloc((sk->nbufs ? sk->nbufs : 1) * sizeof *k->map))) goto oom_jobs;
     memcpy(k->map, sk->map, sk->nbufs * sizeof *k->map);
     if (sk->rec) {
-      if (!(k->rec_map = malloc((sk->rec_nbufs ? sk->rec_nbufs : 1) * sizeof *k->rec_map))) goto oom;
+      if (!(k->rec_map = malloc((sk->rec_nbufs ? sk->rec_nbufs : 1) * sizeof *k->rec_map))) goto oom_jobs;
       memcpy(k->rec_map, sk->rec_map, sk->rec_nbufs * sizeof *k->rec_map);
       k->rec_nbufs = sk->rec_nbufs;
     }
     uopi_jit_tier kt = kernel_tier(sk, opts);
-    if (!(k->k = uopi_kernel_compile(c, sk->root, opts, kt, &e)) ||
-        (sk->rec && !(k->rec = uopi_kernel_compile(c, sk->rec, opts, kt, &e))))
-      goto failed;
-    p->nkernels++;
     const ksplit *x = &sp[i];
+    if (!x->n) tiers[nj] = kt, roots[nj] = sk->root, dst[nj++] = &k->k; /* split: only its chunks run */
+    if (sk->rec) tiers[nj] = kt, roots[nj] = sk->rec, dst[nj++] = &k->rec;
     if (!x->n) continue;
     size_t nm = (size_t)x->n * sk->nbufs;
     if (!(k->chunk = calloc(x->n, sizeof *k->chunk)) || !(k->chunk_map = malloc((nm ? nm : 1) * sizeof *k->chunk_map)) ||
         !(k->chunk_status = malloc(x->n * sizeof *k->chunk_status)))
-      goto oom;
+      goto oom_jobs;
+    k->nchunks = x->n;
     memcpy(k->chunk_map, x->map, nm * sizeof *k->chunk_map);
     memcpy(k->chunk_status, x->status, x->n * sizeof *k->chunk_status);
-    for (uint32_t t = 0; t < x->n; t++, k->nchunks++)
-      if (!(k->chunk[t] = uopi_kernel_compile(c, x->roots[t], opts, kt, &e))) goto failed;
+    for (uint32_t t = 0; t < x->n; t++) tiers[nj] = kt, roots[nj] = x->roots[t], dst[nj++] = &k->chunk[t];
   }
+  if (uopi_kernels_compile(c, roots, tiers, nj, opts, T, got, &e)) {
+    free(roots), free(tiers), free(got), free(dst);
+    goto failed;
+  }
+  for (uint32_t j = 0; j < nj; j++) *dst[j] = got[j]; /* the plan owns them */
+  free(roots), free(tiers), free(got), free(dst);
   return p;
 failed:
   if (!uopc_ctx_error(c)) uopc_fail(c, e.code, "%s", e.msg);
   uopc_plan_free(p);
   return NULL;
+oom_jobs:
+  free(roots), free(tiers), free(got), free(dst);
 oom:
   uopc_plan_free(p);
   return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");

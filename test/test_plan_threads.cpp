@@ -375,3 +375,138 @@ TEST(PlanThreads, PoolRunsEveryJobOnceFromSeveralThreads) {
   for (uint32_t j = 0; j < 4; j++) EXPECT_EQ(c.hit[j].load(), 1);
   uopi_pool_shutdown();
 }
+
+// ---- a plan's kernels compiled at once (lib/compile.h uopi_compile_kernels) ----
+
+#include "compile.h"
+
+namespace {
+// The kernel O[i] = A[i] * K + A[i] on n floats, as .uir text.
+std::string MulAddText(int n, int k) {
+  std::string s = std::to_string(n);
+  return "%A = buffer : slot=0 dtype=f32 shape=(" + s + ",)\n%O = buffer : slot=1 dtype=f32 shape=(" + s +
+         ",)\n%i = range " + s + " : idx=0\n%pa = index %A, %i\n%a = load %pa\n%m = mul %a, " + std::to_string(k) +
+         ".0\n%v = add %m, %a\n%po = index %O, %i\n%st = store %po, %v\n%e = end %st, %i\n%k = sink %e\n";
+}
+
+// 1 when kernel k computes O = A * mult + A on n small integers (exact in f32).
+bool MulAddWorks(uopc_kernel *k, int n, int mult) {
+  std::vector<float> a((size_t)n), o((size_t)n, -1.0f);
+  for (int i = 0; i < n; i++) a[(size_t)i] = (float)(i % 50 - 25);
+  void *bufs[2] = {a.data(), o.data()};
+  uopc_error e;
+  if (!k || uopc_kernel_call(k, bufs, 2, &e) != UOPC_OK) return false;
+  for (int i = 0; i < n; i++)
+    if (o[(size_t)i] != a[(size_t)i] * (float)mult + a[(size_t)i]) return false;
+  return true;
+}
+}  // namespace
+
+// One batch with equal kernels in it (the second of a pair finds the first's
+// entry pending: it comes after the batch, from memory), at 1 and 2 threads;
+// then a batch whose middle root is not a kernel: the error, no handle, no
+// hold left, and the kernels compiled before the failure stay cached.
+TEST(PlanThreads, CompileBatchEqualKernelsAndAFailure) {
+  uopc_cache_set_disk(0);
+  uopc_plan_cache_clear();
+  for (uint32_t threads : {1u, 2u}) {
+    SCOPED_TRACE(threads);
+    uopc_cache_clear_memory();
+    uopc_cache_reset_stats();
+    Ctx c;
+    uopc_error e;
+    const int n[3] = {40, 41, 42}, mult[3] = {3, 5, 7};
+    uopc_node *k[3];
+    for (int i = 0; i < 3; i++) {
+      std::string t = MulAddText(n[i], mult[i]);
+      ASSERT_NE(k[i] = uopc_uir_parse(c, t.data(), t.size(), "k.uir", &e), nullptr) << e.msg;
+    }
+    uopc_node *roots[6] = {k[0], k[1], k[0], k[2], k[1], k[0]};
+    const int which[6] = {0, 1, 0, 2, 1, 0};
+    uopi_jit_tier tiers[6] = {UOPI_JIT_TIER0, UOPI_JIT_TIER0, UOPI_JIT_TIER0,
+                              UOPI_JIT_TIER0, UOPI_JIT_TIER0, UOPI_JIT_TIER0};
+    uopc_kernel *out[6];
+    ASSERT_EQ(uopi_kernels_compile(c, roots, tiers, 6, nullptr, threads, out, &e), UOPC_OK) << e.msg;
+    uopc_cache_stats s;
+    uopc_cache_get_stats(&s);
+    EXPECT_EQ(s.misses, 3u);    // each distinct kernel compiled once
+    EXPECT_EQ(s.mem_hits, 3u);  // the three repeats
+    EXPECT_EQ(s.mem_held, 3u);
+    for (int i = 0; i < 6; i++) EXPECT_TRUE(MulAddWorks(out[i], n[which[i]], mult[which[i]])) << i;
+    for (uopc_kernel *h : out) uopc_kernel_free(h);
+
+    uopc_cache_clear_memory();
+    uopc_cache_reset_stats();
+    uopc_node *bad = uopc_const_f(c, UOPC_DT_F32, 1.0);
+    uopc_node *fails[3] = {k[1], bad, k[2]};
+    uopc_kernel *none[3] = {nullptr, nullptr, nullptr};
+    EXPECT_NE(uopi_kernels_compile(c, fails, tiers, 3, nullptr, threads, none, &e), UOPC_OK);
+    EXPECT_NE(std::string(e.msg), "");
+    EXPECT_EQ(uopc_ctx_error(c), nullptr);  // reported through e only, as uopc_compile
+    for (uopc_kernel *h : none) EXPECT_EQ(h, nullptr);
+    uopc_cache_get_stats(&s);
+    EXPECT_EQ(s.misses, 1u);  // k[1], before the failure; k[2] never started
+    EXPECT_EQ(s.mem_held, 0u);
+    uopc_kernel *again = uopc_compile(c, k[1], nullptr, &e);
+    uopc_cache_get_stats(&s);
+    EXPECT_EQ(s.mem_hits, 1u);  // the failed batch filled its entry
+    EXPECT_TRUE(MulAddWorks(again, n[1], mult[1]));
+    uopc_kernel_free(again);
+  }
+  uopc_cache_clear_memory();
+}
+
+// Four host threads compile the same multi-kernel plans at 2 threads at
+// once (plan cache off, the kernel cache emptied between rounds): each
+// finds kernels another thread is filling (BUSY, taken after its batch) and
+// every plan computes the bytes of the plan compiled alone.
+TEST(PlanThreads, HostThreadsCompileOnePlanAtOnce) {
+  EnvScope force("UOPC_SPLIT_MIN_WORK", "1");
+  uopc_cache_set_disk(0);
+  uopc_plan_cache_set_limit(0, 0);
+  std::vector<std::string> texts, wants;
+  std::vector<Inputs> ins(2);
+  for (const char *name : {"plan_attention_small.uir", "plan_softmax.uir"}) {
+    std::string f = std::string(UOPC_SOURCE_DIR) + "/test/golden/" + name;
+    texts.push_back(Slurp(f));
+    Ctx c;
+    uopc_error e;
+    uopc_node *root = uopc_uir_parse(c, texts.back().data(), texts.back().size(), name, &e);
+    ASSERT_NE(root, nullptr) << e.msg;
+    uopc_plan *p = Compile(c, root, 1, &e);
+    ASSERT_NE(p, nullptr) << e.msg;
+    MakeInputs(p, (uint32_t)texts.size(), &ins[texts.size() - 1]);
+    wants.push_back(Call(p, &ins[texts.size() - 1]));
+    EXPECT_NE(wants.back().rfind("error:", 0), 0u) << wants.back();
+    uopc_plan_free(p);
+  }
+  std::atomic<int> bad{0}, split{0};
+  for (int round = 0; round < 3; round++) {
+    uopc_cache_clear_memory();
+    std::vector<std::thread> th;
+    for (int t = 0; t < 4; t++)
+      th.emplace_back([&, t] {
+        for (size_t w = 0; w < texts.size(); w++) {
+          size_t at = (w + (size_t)t) % texts.size();
+          Ctx c;
+          uopc_error e;
+          uopc_node *root = uopc_uir_parse(c, texts[at].data(), texts[at].size(), "p.uir", &e);
+          uopc_plan *p = root ? Compile(c, root, 2, &e) : nullptr;
+          if (!p) {
+            bad++;
+            continue;
+          }
+          split += uopc_plan_nsplit(p) > 0;
+          Inputs in = ins[at];
+          for (size_t s = 0; s < in.args.size(); s++) in.args[s].data = in.data[s].data();
+          if (Call(p, &in) != wants[at]) bad++;
+          uopc_plan_free(p);
+        }
+      });
+    for (std::thread &x : th) x.join();
+  }
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(split.load(), 0);  // the plans had chunks: several kernels a batch
+  uopc_plan_cache_set_limit(256, 256u << 20);
+  uopc_cache_clear_memory();
+}

@@ -83,9 +83,11 @@ typedef struct uopc_compile_opts {
   uopc_tier tier;
   unsigned flags;   /* UOPC_COMPILE_* bits; unknown bits are UOPC_ERR_ARG */
   uint32_t threads; /* plans: threads a call may use (outer loops split,
-                       results bit-identical to one thread); 0: the
-                       engine's default (UOPC_THREADS, else the machine's
-                       CPUs); 1: the calling thread only.  Kernels ignore it */
+                       results bit-identical to one thread), and the
+                       threads the plan's kernels are compiled on (the
+                       same code as one at a time); 0: the engine's
+                       default (UOPC_THREADS, else the machine's CPUs);
+                       1: the calling thread only.  Kernels ignore it */
 } uopc_compile_opts;
 
 /* The rules that prepare a kernel for code generation, applied bottom up

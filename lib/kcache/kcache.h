@@ -104,6 +104,11 @@ UOPI_FUNC uopc_status uopi_kkey_make(uopc_ctx *c, const uopi_kernel_ir *k, uopi_
    valid because preparing is a deterministic function of the structure. */
 UOPI_FUNC uopc_status uopi_kkey_raw(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags, uopi_kkey *out);
 UOPI_FUNC void uopi_kkey_free(uopi_kkey *k);
+/* Makes k own its graph bytes: a copy when they are lent (the context's
+   raw-key memo keeps the last few roots' bytes only, so a key kept across
+   more uopi_kkey_raw calls must own them).  1, or 0 out of memory (k
+   unchanged). */
+UOPI_FUNC int uopi_kkey_own(uopi_kkey *k);
 
 /* Lower-case hex of a hash (33 bytes with the NUL). */
 UOPI_FUNC void uopi_kcache_hex(const uint8_t h[UOPI_KCACHE_HASH], char out[2 * UOPI_KCACHE_HASH + 1]);
@@ -146,10 +151,17 @@ UOPI_FUNC uopi_kentry *uopi_kcache_find_raw(const uopi_kkey *raw);
  *                     key->graph now belongs to the entry (key->lent is set:
  *                     uopi_kkey_free leaves it); it stays valid while the
  *                     caller holds the entry;
+ *   UOPI_KCACHE_BUSY: (wait 0 only) the entry is pending, being filled by
+ *                     another thread or by the caller itself; nothing held,
+ *                     *out NULL, key unchanged;
  *   UOPI_KCACHE_NOMEM: out of memory (nothing held).
- * May block while another thread fills or frees the same key's entry. */
-enum { UOPI_KCACHE_NOMEM = -1, UOPI_KCACHE_FILL = 0, UOPI_KCACHE_HIT = 1 };
-UOPI_FUNC int uopi_kcache_acquire(uopi_kkey *key, uopi_kentry **out);
+ * With wait 1 it blocks while another thread fills or frees the same key's
+ * entry.  A caller that holds pending entries of its own must not wait (two
+ * such callers could each wait for the other's fill, and a caller would
+ * wait for itself on two equal kernels): it passes 0 and asks again, with
+ * 1, once it has filled or abandoned them. */
+enum { UOPI_KCACHE_NOMEM = -1, UOPI_KCACHE_FILL = 0, UOPI_KCACHE_HIT = 1, UOPI_KCACHE_BUSY = 2 };
+UOPI_FUNC int uopi_kcache_acquire(uopi_kkey *key, int wait, uopi_kentry **out);
 
 /* The filler's success: e becomes ready with code (owned by the entry from
    now on) and metadata m (copied); waiters wake up with it.  The filler

@@ -486,6 +486,16 @@ uopc_status uopi_kkey_raw(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigne
   return UOPC_OK;
 }
 
+int uopi_kkey_own(uopi_kkey *k) {
+  if (!k->lent) return 1;
+  uint8_t *copy = malloc(k->graph_len ? k->graph_len : 1);
+  if (!copy) return 0;
+  memcpy(copy, k->graph, k->graph_len);
+  k->graph = copy;
+  k->lent = 0;
+  return 1;
+}
+
 void uopi_kkey_free(uopi_kkey *k) {
   if (!k) return;
   if (!k->lent) free(k->graph);

@@ -258,7 +258,7 @@ static int unhold(uopi_kentry *e) {
 
 /* ---- the store ------------------------------------------------------------- */
 
-int uopi_kcache_acquire(uopi_kkey *k, uopi_kentry **out) {
+int uopi_kcache_acquire(uopi_kkey *k, int wait, uopi_kentry **out) {
   pthread_mutex_lock(&lock);
   for (;;) {
     uopi_kentry *e = find(k);
@@ -270,6 +270,11 @@ int uopi_kcache_acquire(uopi_kkey *k, uopi_kentry **out) {
       return UOPI_KCACHE_HIT;
     }
     if (!e) break;
+    if (!wait) { /* the caller may be the filler itself (a batch, compile.c) */
+      pthread_mutex_unlock(&lock);
+      *out = NULL;
+      return UOPI_KCACHE_BUSY;
+    }
     /* someone is filling it (or freeing it): wait, holding it so that it stays */
     hold(e);
     while (e->pending) pthread_cond_wait(&filled, &lock);
@@ -331,15 +336,9 @@ void uopi_kcache_fill(uopi_kentry *e, uopi_jit_code *code, const uopi_kmeta *m) 
 void uopi_kcache_alias(uopi_kentry *e, uopi_kkey *raw) {
   kalias *a = malloc(sizeof *a), *drop = NULL;
   if (!a) return;
-  if (raw->lent) { /* the bytes belong to someone else (the context's raw-key memo): the alias takes a copy */
-    uint8_t *copy = malloc(raw->graph_len ? raw->graph_len : 1);
-    if (!copy) {
-      free(a);
-      return;
-    }
-    memcpy(copy, raw->graph, raw->graph_len);
-    raw->graph = copy;
-    raw->lent = 0;
+  if (!uopi_kkey_own(raw)) { /* lent bytes (the context's raw-key memo): the alias takes a copy */
+    free(a);
+    return;
   }
   pthread_mutex_lock(&lock);
   if (find_alias(raw)) { /* another thread was first */
