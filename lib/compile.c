@@ -232,32 +232,42 @@ static void lane(void *arg, uint32_t unused) {
   for (uint32_t i; (i = atomic_fetch_add_explicit(&b->next, 1, memory_order_relaxed)) < b->n;) back(b->miss[i]);
 }
 
+/* The most emitted modules a batch keeps before its JIT halves run, per
+   thread: a plan of hundreds of kernels must not hold hundreds of LLVM
+   modules at once (one thread: 1, each kernel compiled as soon as emitted). */
+#define WINDOW_PER_THREAD 8
+
 uopc_status uopi_compile_kernels(uopc_ctx *c, uopc_node *const *roots, const uopi_jit_tier *tiers, uint32_t n,
                                  unsigned flags, uint32_t threads, uopi_kentry **out) {
   for (uint32_t i = 0; i < n; i++) out[i] = NULL;
+  if (threads < 1) threads = 1;
+  const uint32_t window = threads > 1 ? WINDOW_PER_THREAD * threads : 1;
   kjob *jobs = calloc(n ? n : 1, sizeof *jobs);
-  kjob **miss = calloc(n ? n : 1, sizeof *miss);
+  kjob **miss = calloc(window, sizeof *miss);
   if (!jobs || !miss) {
     free(jobs), free(miss);
     return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory"), UOPC_ERR_NOMEM;
   }
   /* the front halves, in order, without waiting: a kernel whose entry is
      pending (another thread's, or an equal kernel's earlier in the batch)
-     is BUSY and comes after the batch */
+     is BUSY and comes after the batch; every `window` misses, their JIT
+     halves on up to `threads` threads, which fill or abandon every pending
+     entry the batch holds (others may be waiting for them) */
   uopc_status st = UOPC_OK;
-  uint32_t nf = 0, nmiss = 0;
-  for (; nf < n; nf++) {
-    kjob *j = &jobs[nf];
-    *j = (kjob){.root = roots[nf], .t = tiers[nf]};
-    if ((st = front(c, j, flags, 0))) break;
-    if (j->from == MISSED) miss[nmiss++] = j;
+  uint32_t nf = 0;
+  while (nf < n && !st) {
+    uint32_t nmiss = 0;
+    for (; nf < n && nmiss < window; nf++) {
+      kjob *j = &jobs[nf];
+      *j = (kjob){.root = roots[nf], .t = tiers[nf]};
+      if ((st = front(c, j, flags, 0))) break;
+      if (j->from == MISSED) miss[nmiss++] = j;
+    }
+    batch b = {miss, nmiss, 0};
+    uint32_t lanes = threads < nmiss ? threads : nmiss;
+    if (lanes > 1) uopi_pool_run(lane, &b, lanes);
+    else lane(&b, 0);
   }
-  /* the JIT halves, on up to `threads` threads: every pending entry the
-     batch holds is filled or abandoned (others may be waiting for it) */
-  batch b = {miss, nmiss, 0};
-  uint32_t lanes = threads < nmiss ? threads : nmiss;
-  if (lanes > 1) uopi_pool_run(lane, &b, lanes);
-  else lane(&b, 0);
   /* in order: the first error, then the BUSY kernels, now waiting safely
      (the batch holds no pending entry any more) */
   uint32_t used = st ? nf + 1 : n;

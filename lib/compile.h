@@ -33,7 +33,9 @@ UOPI_FUNC uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit
 /* n kernels at once, for a plan: out[i] as uopi_compile_kernel(roots[i],
    tiers[i]) gives it, but the misses' JIT halves (passes, codegen, link,
    nearly all of a compile) run on up to `threads` threads of the pool
-   (support/pool.h) while the rest runs on the calling thread, in order.
+   (support/pool.h) while the rest runs on the calling thread, in order
+   (in windows: at most 8 emitted modules per thread wait for their JIT
+   half, so a plan of many kernels does not hold all their modules).
    The code is the same as one at a time: each kernel is compiled alone,
    from its own LLVM module.  A kernel equal to an earlier one of the batch,
    or being compiled by another thread, is taken from the cache after the

@@ -405,7 +405,8 @@ bool MulAddWorks(uopc_kernel *k, int n, int mult) {
 // One batch with equal kernels in it (the second of a pair finds the first's
 // entry pending: it comes after the batch, from memory), at 1 and 2 threads;
 // then a batch whose middle root is not a kernel: the error, no handle, no
-// hold left, and the kernels compiled before the failure stay cached.
+// hold left, and the kernels compiled before the failure stay cached; then
+// 40 kernels, more than one window of emitted modules (8 per thread).
 TEST(PlanThreads, CompileBatchEqualKernelsAndAFailure) {
   uopc_cache_set_disk(0);
   uopc_plan_cache_clear();
@@ -452,6 +453,23 @@ TEST(PlanThreads, CompileBatchEqualKernelsAndAFailure) {
     EXPECT_EQ(s.mem_hits, 1u);  // the failed batch filled its entry
     EXPECT_TRUE(MulAddWorks(again, n[1], mult[1]));
     uopc_kernel_free(again);
+
+    // more kernels than a window holds (8 per thread): several windows, in order
+    constexpr int kMany = 40;
+    std::vector<uopc_node *> many(kMany);
+    std::vector<uopi_jit_tier> mtiers(kMany, UOPI_JIT_TIER0);
+    std::vector<uopc_kernel *> mout(kMany);
+    for (int i = 0; i < kMany; i++) {
+      std::string t = MulAddText(100 + i, 2 + i % 5);
+      ASSERT_NE(many[(size_t)i] = uopc_uir_parse(c, t.data(), t.size(), "m.uir", &e), nullptr) << e.msg;
+    }
+    uopc_cache_reset_stats();
+    ASSERT_EQ(uopi_kernels_compile(c, many.data(), mtiers.data(), kMany, nullptr, threads, mout.data(), &e), UOPC_OK)
+        << e.msg;
+    uopc_cache_get_stats(&s);
+    EXPECT_EQ(s.misses, (uint64_t)kMany);
+    for (int i = 0; i < kMany; i++) EXPECT_TRUE(MulAddWorks(mout[(size_t)i], 100 + i, 2 + i % 5)) << i;
+    for (uopc_kernel *h : mout) uopc_kernel_free(h);
   }
   uopc_cache_clear_memory();
 }
