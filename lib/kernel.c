@@ -248,6 +248,7 @@ static char *emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts, c
   char *s = NULL;
   uopc_status st = root_of(c, root, asm_text ? "emit_asm" : "emit_llvm");
   if (!st) st = tier_of(c, opts, &t);
+  if (!st && at) t = *at;
   if (!st && !(s = uopi_compile_text(c, root, t, opts ? opts->flags : 0, asm_text)))
     st = uopc_ctx_error(c) ? uopc_ctx_error(c)->code : UOPC_ERR_NOMEM;
   uopi_err_end(c, &saved, st, e);

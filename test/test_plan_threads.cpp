@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -527,4 +528,27 @@ TEST(PlanThreads, HostThreadsCompileOnePlanAtOnce) {
   EXPECT_GT(split.load(), 0);  // the plans had chunks: several kernels a batch
   uopc_plan_cache_set_limit(256, 256u << 20);
   uopc_cache_clear_memory();
+}
+
+// The plan's text path honours the tier the plan chose for a kernel
+// (uopi_kernel_emit at tier t is uopc_emit_asm at the public tier of t), and
+// the tiers give different code here, so a tier dropped on the way shows.
+TEST(KernelEmit, AtTheTierThePlanChose) {
+  Ctx c;
+  uopc_error e;
+  std::string t = MulAddText(1000, 3);
+  uopc_node *k = uopc_uir_parse(c, t.data(), t.size(), "k.uir", &e);
+  ASSERT_NE(k, nullptr) << e.msg;
+  auto names = [](char *s) {
+    std::string r = s ? std::regex_replace(std::string(s), std::regex("uopc_k[A-Za-z0-9_]*"), "K") : "";
+    free(s);
+    return r;
+  };
+  uopc_compile_opts fast = {UOPC_TIER_FAST, 0, 1}, strong = {UOPC_TIER_STRONG, 0, 1};
+  std::string at0 = names(uopi_kernel_emit(c, k, &strong, UOPI_JIT_TIER0, 1, &e));
+  std::string at2 = names(uopi_kernel_emit(c, k, &fast, UOPI_JIT_TIER2, 1, &e));
+  ASSERT_FALSE(at0.empty()) << e.msg;
+  EXPECT_EQ(at0, names(uopc_emit_asm(c, k, &fast, &e)));
+  EXPECT_EQ(at2, names(uopc_emit_asm(c, k, &strong, &e)));
+  EXPECT_NE(at0, at2);
 }
