@@ -275,9 +275,7 @@ uopc_status uopi_compile_kernels(uopc_ctx *c, uopc_node *const *roots, const uop
     kjob *j = &jobs[i];
     if (!st && j->from == MISSED && j->st) st = j->st, uopc_fail(c, j->err.code, "%s", j->err.msg);
     if (!st && j->from == BUSY) {
-      uopi_kkey_free(&j->key);
-      uopi_kkey_free(&j->raw);
-      *j = (kjob){.root = roots[i], .t = tiers[i]};
+      finish(j); /* nothing held: the keys freed, the job as new */
       st = front(c, j, flags, 1);
       if (!st && j->from == MISSED) {
         back(j);

@@ -322,12 +322,10 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_
     memcpy(k->chunk_status, x->status, x->n * sizeof *k->chunk_status);
     for (uint32_t t = 0; t < x->n; t++) tiers[nj] = kt, roots[nj] = x->roots[t], dst[nj++] = &k->chunk[t];
   }
-  if (uopi_kernels_compile(c, roots, tiers, nj, opts, T, got, &e)) {
-    free(roots), free(tiers), free(got), free(dst);
-    goto failed;
-  }
-  for (uint32_t j = 0; j < nj; j++) *dst[j] = got[j]; /* the plan owns them */
+  uopc_status cst = uopi_kernels_compile(c, roots, tiers, nj, opts, T, got, &e);
+  for (uint32_t j = 0; !cst && j < nj; j++) *dst[j] = got[j]; /* the plan owns them */
   free(roots), free(tiers), free(got), free(dst);
+  if (cst) goto failed;
   return p;
 failed:
   if (!uopc_ctx_error(c)) uopc_fail(c, e.code, "%s", e.msg);
