@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -105,8 +106,11 @@ Row Measure(const std::string &name, const std::string &text, unsigned flags, in
       uopc_plan_result(p, &dt, &nd, &sh);
       int64_t n = 1;
       for (uint32_t k = 0; k < nd; k++) n *= sh[k];
-      std::vector<float> out((size_t)n);
-      uopc_tensor ot = {out.data(), UOPC_DT_F32, nd, sh};
+      // 64-byte aligned, as bench_throughput's and the C references': the result's streaming stores need it
+      std::unique_ptr<float, decltype(&free)> out((float *)aligned_alloc(64, ((size_t)n * 4 + 63) / 64 * 64), &free);
+      if (!out) Die(name.c_str(), "out of memory");
+      memset(out.get(), 0, (size_t)n * 4);
+      uopc_tensor ot = {out.get(), UOPC_DT_F32, nd, sh};
       for (int k = 0; k <= reps; k++) {  // k = 0: the untimed first call (page faults)
         auto c0 = Clock::now();
         if (uopc_plan_call(p, args.data(), nin, &ot, &e) != UOPC_OK) Die(name.c_str(), e.msg);

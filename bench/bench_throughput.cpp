@@ -7,7 +7,10 @@
 // streaming stores; the FMA peak 1 / 2 threads), then each plan of
 // bench/data/ (ew16M, sum16M, matmul1024, attention512, softmax4096) in
 // four variants: strict and fast mode (UOPC_COMPILE_FAST_MATH), each on 1
-// and 2 threads (uopc_compile_opts.threads), against its references (C
+// and 2 threads (uopc_compile_opts.threads; attention also with the
+// UOPC_COMPILE_HOT opt-in, ew16M and softmax also without streaming stores,
+// UOPC_COMPILE_NO_STREAM; ew16M beside the plain and the streaming triad),
+// against its references (C
 // loops compiled by clang-19 at build time, OpenBLAS sgemm where installed).
 // Each variant is compiled (kernel and plan caches off), called once to warm
 // up, then N rounds of one uopc call followed by one call of each reference,
@@ -191,7 +194,7 @@ std::string Timing(bool has, const Stats &s) {
 }
 
 void PrintHeader() {
-  printf("%-12s %-9s %8s %3s %-22s %-30s %-22s %8s %14s %14s %-20s %-5s %s\n", "workload", "variant", "compile",
+  printf("%-12s %-16s %8s %3s %-22s %-30s %-22s %8s %14s %14s %-20s %-5s %s\n", "workload", "variant", "compile",
          "n", "uopc ms (min-max)",
          "reference", "ref ms (min-max)", "ref/uopc", "uopc rate", "ref rate", "target", "mark", "output");
 }
@@ -201,7 +204,7 @@ void PrintRow(const Row &w) {
   std::string ur = std::isnan(w.urate) ? "-" : Num(w.urate) + " " + w.unit;
   std::string rr = std::isnan(w.rrate) ? "-" : Num(w.rrate) + " " + w.unit;
   std::string comp = std::isnan(w.compile_ms) ? "-" : Num(w.compile_ms) + "ms";
-  printf("%-12s %-9s %8s %3d %-22s %-30s %-22s %8s %14s %14s %-20s %-5s %s\n", w.workload.c_str(), w.variant.c_str(),
+  printf("%-12s %-16s %8s %3d %-22s %-30s %-22s %8s %14s %14s %-20s %-5s %s\n", w.workload.c_str(), w.variant.c_str(),
          comp.c_str(), w.rounds, Timing(w.has_uopc, w.u).c_str(), w.reference.c_str(), Timing(w.has_ref, w.r).c_str(), ratio.c_str(),
          ur.c_str(), rr.c_str(), w.target.c_str(), w.status.c_str(), w.check.c_str());
   fflush(stdout);
@@ -421,7 +424,10 @@ struct Variant {
 const Variant kVariants[] = {
     {"strict 1T", 0, 1}, {"fast 1T", UOPC_COMPILE_FAST_MATH, 1}, {"strict 2T", 0, 2}, {"fast 2T", UOPC_COMPILE_FAST_MATH, 2},
     // the opt-in for plans called many times (docs/loops.md): only where PlanWork.hot
-    {"strict hot 1T", UOPC_COMPILE_HOT, 1}, {"fast hot 1T", UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_HOT, 1}};
+    {"strict hot 1T", UOPC_COMPILE_HOT, 1}, {"fast hot 1T", UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_HOT, 1},
+    // without streaming stores (docs/loops.md), beside the default: only where PlanWork.stream
+    {"strict nostream 1T", UOPC_COMPILE_NO_STREAM, 1}, {"strict nostream 2T", UOPC_COMPILE_NO_STREAM, 2},
+    {"fast nostream 1T", UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_NO_STREAM, 1}};
 
 // The max over elements of |fast - strict| / |strict| (|strict| below FLT_MIN
 // counts as FLT_MIN); a NaN on one side only is infinite.
@@ -449,7 +455,8 @@ struct PlanWork {
   // the references of a variant (index into kVariants), given the inputs and a scratch output
   std::function<std::vector<Ref>(int v, float *const *in, float *scratch)> refs;
   std::vector<std::pair<std::string, std::string>> resize;  // smoke: size tokens
-  bool hot = false;  // also the UOPC_COMPILE_HOT variants (4, 5)
+  bool hot = false;     // also the UOPC_COMPILE_HOT variants (4, 5)
+  bool stream = false;  // also the UOPC_COMPILE_NO_STREAM variants (6, 7, 8)
 };
 
 int64_t Numel(const std::vector<int64_t> &s) {
@@ -493,7 +500,8 @@ bool RunPlanWork(const PlanWork &w, const Options &o, std::vector<Row> &rows) {
   uopc_tensor ot = {out, UOPC_DT_F32, (uint32_t)w.out.size(), w.out.empty() ? nullptr : w.out.data()};
   w.check(in.data(), want);
   bool ok = true, have_strict = false;
-  for (int v = 0; v < (w.hot ? 6 : 4); v++) {
+  for (int v = 0; v < (int)(sizeof kVariants / sizeof kVariants[0]); v++) {
+    if ((v >= 4 && v < 6 && !w.hot) || (v >= 6 && !w.stream)) continue;
     const Variant &var = kVariants[v];
     const bool exact = !(var.flags & UOPC_COMPILE_FAST_MATH);  // strict mode: bit-identical
     uopc_ctx *c = uopc_ctx_new(nullptr);
@@ -687,11 +695,15 @@ int main(int argc, char **argv) {
                           v == 0 ? AtLeast(0.95, ">=0.95x clang") : Target{}});
         else
           r.push_back(Ref{"C loop clang -O3 2T", [=]() { ref_ew_threads(s, in[0], in[1], M, 2); }, 12.0 * M, {}});
-        if (!kVariants[v].flags)  // the triad moves the same 12 bytes per element
-          r.push_back(triad(th, false, AtLeast(0.90, th == 1 ? ">=90% triad 1T" : ">=90% triad 2T")));
+        if (!(kVariants[v].flags & UOPC_COMPILE_FAST_MATH)) {  // the triad moves the same 12 bytes per element
+          r.push_back(triad(th, false, v < 4 ? AtLeast(0.90, th == 1 ? ">=90% triad 1T" : ">=90% triad 2T") : Target{}));
+          if (!(kVariants[v].flags & UOPC_COMPILE_NO_STREAM)) r.push_back(triad(th, true, {}));  // and its streaming stores
+        }
         return r;
       },
-      {{"16777216", "4096"}}});
+      {{"16777216", "4096"}},
+      false,
+      true});
   works.push_back(PlanWork{
       "sum16M", "sum16M.uir", "GB/s", {{M}}, {}, 4.0 * M, 20,
       [=](float *const *in, float *out) { *out = ref_sum(in[0], M); },
@@ -748,7 +760,9 @@ int main(int argc, char **argv) {
         return std::vector<Ref>{
             Ref{"C same ops clang -O3", [=]() { ref_softmax(s, sm_e.data(), in[0], SR, SR); }, 8.0 * SR * SR, {}}};
       },
-      {{"4096", std::to_string(SR)}}});
+      {{"4096", std::to_string(SR)}},
+      false,
+      true});
 
   for (const PlanWork &w : works)
     if (Wanted(o, w.name)) ok &= RunPlanWork(w, o, rows);

@@ -121,6 +121,16 @@ static void cache_put(const uopi_kkey *key, const uopi_kmeta *meta, uopi_kentry 
   uopi_kdisk_store(key, meta, code);
 }
 
+/* The flags kernel k compiles with: flags, and UOPI_EMIT_STREAM where
+   streaming stores are asked for and pay (codegen/stream.c).  UOPC_ERR_NOMEM
+   recorded in c. */
+static uopc_status with_stream(uopc_ctx *c, const uopi_kernel_ir *k, unsigned *flags) {
+  int pays = uopi_stream_pays(c, k, *flags);
+  if (pays < 0) return uopc_ctx_error(c)->code;
+  if (pays) *flags |= UOPI_EMIT_STREAM;
+  return UOPC_OK;
+}
+
 /* ---- the pipeline ---------------------------------------------------------------- */
 
 /* One kernel on its way through the pipeline.  The front half (check to
@@ -130,6 +140,7 @@ static void cache_put(const uopi_kkey *key, const uopi_kmeta *meta, uopi_kentry 
 typedef struct kjob {
   uopc_node *root;
   uopi_jit_tier t;
+  unsigned flags;   /* its compile flags */
   uopi_kkey raw, key;
   uopi_kmeta meta;
   uopi_kentry *e;   /* held: ready, or pending and ours to fill */
@@ -159,6 +170,7 @@ static uopc_status front(uopc_ctx *c, kjob *j, unsigned flags, int wait) {
   if (!st && !wait && !uopi_kkey_own(&j->raw)) uopc_fail(c, st = UOPC_ERR_NOMEM, "out of memory");
   if (!st && (j->e = uopi_kcache_find_raw(&j->raw))) return j->raw_hit = 1, UOPC_OK; /* seen before: a memory hit */
   if (!st) st = uopi_kernel_prepare(c, j->root, &k);                 /* prepare: indices simplified */
+  if (!st) st = with_stream(c, &k, &flags);                          /* streaming stores? */
   if (!st) st = uopi_kkey_make(c, &k, j->t, flags, &j->key);         /* key of the prepared graph */
   if (!st) st = cache_get(c, &k, &j->key, wait, &j->meta, &j->e, &code, &j->from); /* memory, then disk */
   if (!st && j->from == FROM_DISK) cache_put(&j->key, &j->meta, j->e, code, 0, 0, 0, j->t);
@@ -201,7 +213,7 @@ static uopi_kentry *finish(kjob *j) {
   if (e && !j->raw_hit) uopi_kcache_alias(e, &j->raw);
   uopi_kkey_free(&j->key);
   uopi_kkey_free(&j->raw);
-  *j = (kjob){.root = j->root, .t = j->t};
+  *j = (kjob){.root = j->root, .t = j->t, .flags = j->flags};
   return e;
 }
 
@@ -237,8 +249,9 @@ static void lane(void *arg, uint32_t unused) {
    modules at once (one thread: 1, each kernel compiled as soon as emitted). */
 #define WINDOW_PER_THREAD 8
 
-uopc_status uopi_compile_kernels(uopc_ctx *c, uopc_node *const *roots, const uopi_jit_tier *tiers, uint32_t n,
-                                 unsigned flags, uint32_t threads, uopi_kentry **out) {
+uopc_status uopi_compile_kernels(uopc_ctx *c, uopc_node *const *roots, const uopi_jit_tier *tiers,
+                                 const unsigned *kflags, uint32_t n, unsigned flags, uint32_t threads,
+                                 uopi_kentry **out) {
   for (uint32_t i = 0; i < n; i++) out[i] = NULL;
   if (threads < 1) threads = 1;
   const uint32_t window = threads > 1 ? WINDOW_PER_THREAD * threads : 1;
@@ -259,8 +272,8 @@ uopc_status uopi_compile_kernels(uopc_ctx *c, uopc_node *const *roots, const uop
     uint32_t nmiss = 0;
     for (; nf < n && nmiss < window; nf++) {
       kjob *j = &jobs[nf];
-      *j = (kjob){.root = roots[nf], .t = tiers[nf]};
-      if ((st = front(c, j, flags, 0))) break;
+      *j = (kjob){.root = roots[nf], .t = tiers[nf], .flags = kflags ? kflags[nf] : flags};
+      if ((st = front(c, j, j->flags, 0))) break;
       if (j->from == MISSED) miss[nmiss++] = j;
     }
     batch b = {miss, nmiss, 0};
@@ -276,7 +289,7 @@ uopc_status uopi_compile_kernels(uopc_ctx *c, uopc_node *const *roots, const uop
     if (!st && j->from == MISSED && j->st) st = j->st, uopc_fail(c, j->err.code, "%s", j->err.msg);
     if (!st && j->from == BUSY) {
       finish(j); /* nothing held: the keys freed, the job as new */
-      st = front(c, j, flags, 1);
+      st = front(c, j, j->flags, 1);
       if (!st && j->from == MISSED) {
         back(j);
         if ((st = j->st)) uopc_fail(c, j->err.code, "%s", j->err.msg);
@@ -302,6 +315,7 @@ char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned 
   uopi_jit_unique_name(name, sizeof name, "uopc_k");
   uopc_status st = check(c, root);
   if (!st) st = uopi_kernel_prepare(c, root, &k);
+  if (!st) st = with_stream(c, &k, &flags);
   if (!st) st = uopi_linearize(c, &k, &p);
   if (!st) st = verify(c, &p, name);
   if (!st) st = uopi_emit(c, &p, name, flags, &m);
@@ -325,7 +339,8 @@ char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned 
 
 uopc_status uopi_tier_of(const uopc_compile_opts *o, uopi_jit_tier *t, uopc_error *e) {
   *t = UOPI_JIT_TIER0;
-  if (o && (o->flags & ~(UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_NO_REORDER | UOPC_COMPILE_NO_UPCAST | UOPC_COMPILE_HOT))) {
+  if (o && (o->flags & ~(UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_NO_REORDER | UOPC_COMPILE_NO_UPCAST | UOPC_COMPILE_HOT |
+                         UOPC_COMPILE_STREAM | UOPC_COMPILE_NO_STREAM))) {
     if (e) {
       memset(e, 0, sizeof *e);
       e->code = UOPC_ERR_ARG;

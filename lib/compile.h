@@ -40,19 +40,24 @@ UOPI_FUNC uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit
    from its own LLVM module.  A kernel equal to an earlier one of the batch,
    or being compiled by another thread, is taken from the cache after the
    batch.  On failure: the first error in c (an error of a front half, else
-   the first JIT failure in order), every out[i] NULL, nothing held. */
+   the first JIT failure in order), every out[i] NULL, nothing held.
+   kflags (NULL: flags for every root) gives each root its own compile
+   flags (a plan streams only its result's stores: UOPC_COMPILE_STREAM). */
 UOPI_FUNC uopc_status uopi_compile_kernels(uopc_ctx *c, uopc_node *const *roots, const uopi_jit_tier *tiers,
-                                           uint32_t n, unsigned flags, uint32_t threads, uopi_kentry **out);
+                                           const unsigned *kflags, uint32_t n, unsigned flags, uint32_t threads,
+                                           uopi_kentry **out);
 
 /* uopi_compile_kernels as handles (out[i], each freed with uopc_kernel_free),
    root i compiled as uopc_compile (jit.h) would, at tier tiers[i] in place
-   of opts->tier (opts' flags as given; opts may be NULL): for plans, which
-   compile their register-tiled kernels at TIER1 or TIER2 (plan.c).  UOPC_OK,
+   of opts->tier and with flags kflags[i] in place of opts->flags when kflags
+   is not NULL (opts may be NULL): for plans, which compile their
+   register-tiled kernels at TIER1 or TIER2 and stream only the result's
+   stores (plan.c).  UOPC_OK,
    or the error in *e only (e may be NULL; the context's recorded error is
    left as it was, as uopc_compile) with every out[i] NULL. */
 UOPI_FUNC uopc_status uopi_kernels_compile(uopc_ctx *c, uopc_node *const *roots, const uopi_jit_tier *tiers,
-                                           uint32_t n, const uopc_compile_opts *opts, uint32_t threads,
-                                           uopc_kernel **out, uopc_error *e);
+                                           const unsigned *kflags, uint32_t n, const uopc_compile_opts *opts,
+                                           uint32_t threads, uopc_kernel **out, uopc_error *e);
 
 /* uopc_emit_llvm (asm_text 0) or uopc_emit_asm (1) at tier t in place of
    opts->tier, with the error in *e only, as uopi_kernels_compile. */

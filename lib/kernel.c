@@ -70,15 +70,16 @@ uopc_kernel *uopc_compile(uopc_ctx *c, uopc_node *root, const uopc_compile_opts 
   return out;
 }
 
-uopc_status uopi_kernels_compile(uopc_ctx *c, uopc_node *const *roots, const uopi_jit_tier *tiers, uint32_t n,
-                                 const uopc_compile_opts *opts, uint32_t threads, uopc_kernel **out, uopc_error *e) {
+uopc_status uopi_kernels_compile(uopc_ctx *c, uopc_node *const *roots, const uopi_jit_tier *tiers, const unsigned *kflags,
+                                 uint32_t n, const uopc_compile_opts *opts, uint32_t threads, uopc_kernel **out,
+                                 uopc_error *e) {
   uopi_errsave saved;
   uopi_err_begin(c, &saved);
   uopi_kentry **entries = calloc(n ? n : 1, sizeof *entries);
   uopc_status st = entries ? UOPC_OK : UOPC_ERR_NOMEM;
   if (st) uopc_fail(c, st, "out of memory");
   for (uint32_t i = 0; i < n; i++) out[i] = NULL;
-  if (!st) st = uopi_compile_kernels(c, roots, tiers, n, opts ? opts->flags : 0, threads, entries);
+  if (!st) st = uopi_compile_kernels(c, roots, tiers, kflags, n, opts ? opts->flags : 0, threads, entries);
   for (uint32_t i = 0; !st && i < n; i++)
     if (!(out[i] = handle_of(c, entries[i]))) {
       st = UOPC_ERR_NOMEM;

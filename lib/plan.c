@@ -251,6 +251,17 @@ static uopi_jit_tier kernel_tier(const uopi_skernel *sk, const uopc_compile_opts
   return t == UOPI_JIT_TIER0 && big ? UOPI_JIT_TIER1 : t;
 }
 
+/* The compile flags of a kernel of the plan: the plan's, with streaming
+   stores (UOPC_COMPILE_STREAM: codegen/stream.c decides whether they pay)
+   asked for the kernel that writes the result, unless the plan says
+   UOPC_COMPILE_NO_STREAM, and never for another: a temporary is read again
+   by a later kernel, which finds part of it in the cache after ordinary
+   stores (softmax's exp2 kernel streamed made fast softmax 1.2x slower). */
+static unsigned kernel_flags(int result, const uopc_compile_opts *opts) {
+  unsigned f = opts ? opts->flags & ~(UOPC_COMPILE_STREAM | UOPC_COMPILE_NO_STREAM) : 0;
+  return result && !(opts && (opts->flags & UOPC_COMPILE_NO_STREAM)) ? f | UOPC_COMPILE_STREAM : f;
+}
+
 static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_t T, const uopc_compile_opts *opts) {
   uopc_plan *p = calloc(1, sizeof *p);
   if (!p) return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
@@ -294,8 +305,9 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_
   size_t nja = nj ? nj : 1;
   uopc_node **roots = malloc(nja * sizeof *roots);
   uopi_jit_tier *tiers = malloc(nja * sizeof *tiers);
+  unsigned *kf = malloc(nja * sizeof *kf);
   uopc_kernel **got = calloc(nja, sizeof *got), ***dst = malloc(nja * sizeof *dst);
-  if (!roots || !tiers || !got || !dst) goto oom_jobs;
+  if (!roots || !tiers || !kf || !got || !dst) goto oom_jobs;
   nj = 0;
   for (uint32_t i = 0; i < s->nkernels; i++, p->nkernels++) {
     const uopi_skernel *sk = &s->kernels[i];
@@ -309,9 +321,10 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_
       k->rec_nbufs = sk->rec_nbufs;
     }
     uopi_jit_tier kt = kernel_tier(sk, opts);
+    unsigned kfl = kernel_flags(sk->out == s->out, opts);
     const ksplit *x = &sp[i];
-    if (!x->n) tiers[nj] = kt, roots[nj] = sk->root, dst[nj++] = &k->k; /* split: only its chunks run */
-    if (sk->rec) tiers[nj] = kt, roots[nj] = sk->rec, dst[nj++] = &k->rec;
+    if (!x->n) tiers[nj] = kt, kf[nj] = kfl, roots[nj] = sk->root, dst[nj++] = &k->k; /* split: only its chunks run */
+    if (sk->rec) tiers[nj] = kt, kf[nj] = kfl, roots[nj] = sk->rec, dst[nj++] = &k->rec;
     if (!x->n) continue;
     size_t nm = (size_t)x->n * sk->nbufs;
     if (!(k->chunk = calloc(x->n, sizeof *k->chunk)) || !(k->chunk_map = malloc((nm ? nm : 1) * sizeof *k->chunk_map)) ||
@@ -320,11 +333,11 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_
     k->nchunks = x->n;
     memcpy(k->chunk_map, x->map, nm * sizeof *k->chunk_map);
     memcpy(k->chunk_status, x->status, x->n * sizeof *k->chunk_status);
-    for (uint32_t t = 0; t < x->n; t++) tiers[nj] = kt, roots[nj] = x->roots[t], dst[nj++] = &k->chunk[t];
+    for (uint32_t t = 0; t < x->n; t++) tiers[nj] = kt, kf[nj] = kfl, roots[nj] = x->roots[t], dst[nj++] = &k->chunk[t];
   }
-  uopc_status cst = uopi_kernels_compile(c, roots, tiers, nj, opts, T, got, &e);
+  uopc_status cst = uopi_kernels_compile(c, roots, tiers, kf, nj, opts, T, got, &e);
   for (uint32_t j = 0; !cst && j < nj; j++) *dst[j] = got[j]; /* the plan owns them */
-  free(roots), free(tiers), free(got), free(dst);
+  free(roots), free(tiers), free(kf), free(got), free(dst);
   if (cst) goto failed;
   return p;
 failed:
@@ -332,7 +345,7 @@ failed:
   uopc_plan_free(p);
   return NULL;
 oom_jobs:
-  free(roots), free(tiers), free(got), free(dst);
+  free(roots), free(tiers), free(kf), free(got), free(dst);
 oom:
   uopc_plan_free(p);
   return uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
@@ -657,7 +670,9 @@ char *uopc_plan_emit(uopc_ctx *c, uopc_node *root, const uopc_compile_opts *opts
   uopc_status st = uopi_schedule_build(c, root, opts ? opts->flags : 0, uopi_jit_vector_bits(), &s);
   for (uint32_t k = 0; st == UOPC_OK && k < s.nkernels; k++) {
     uopc_error ke;
-    char *t = uopi_kernel_emit(c, s.kernels[k].root, opts, kernel_tier(&s.kernels[k], opts), emit_asm, &ke);
+    uopc_compile_opts ko = opts ? *opts : (uopc_compile_opts){UOPC_TIER_FAST, 0, 0};
+    ko.flags = kernel_flags(s.kernels[k].out == s.out, opts); /* as uopc_plan_compile */
+    char *t = uopi_kernel_emit(c, s.kernels[k].root, &ko, kernel_tier(&s.kernels[k], opts), emit_asm, &ke);
     if (!t) {
       if (!uopc_ctx_error(c)) uopc_fail(c, ke.code, "%s", ke.msg);
       st = ke.code;

@@ -21,16 +21,10 @@
 
 #include "support/cli.h"
 #include "support/ctx.h"
+#include "support/env.h"
 #include "support/progen.h"
 
 namespace {
-
-// Sets an environment variable for a scope (restored to unset).
-struct EnvScope {
-  const char *name;
-  EnvScope(const char *n, const char *v) : name(n) { setenv(n, v, 1); }
-  ~EnvScope() { unsetenv(name); }
-};
 
 std::vector<std::string> GoldenPlans() {
   std::string dir = std::string(UOPC_SOURCE_DIR) + "/test/golden";
@@ -265,6 +259,31 @@ TEST(PlanThreads, RandomProgramsMatchRunAt2Threads) {
   uopc_plan_cache_clear();
 }
 
+// The same with streaming stores at every size (UOPC_STREAM_MIN_BYTES=1):
+// each result kernel has its two copies (test_stream.cpp runs the
+// streaming one on aligned buffers).
+TEST(PlanThreads, RandomProgramsMatchRunWithStreamingStores) {
+  EnvScope force("UOPC_SPLIT_MIN_WORK", "1"), stream("UOPC_STREAM_MIN_BYTES", "1");
+  uopc_plan_cache_clear();
+  std::mt19937_64 rng(29);
+  for (int round = 0; round < 6; round++) {
+    Ctx c;
+    uopc_ctx_set_check(c, 0);
+    for (int k = 0; k < 10; k++) {
+      uopc_node *u = gen_program(c, rng, 4);
+      for (uint32_t threads : {1u, 2u}) {
+        uopc_compile_opts o = {round % 2 ? UOPC_TIER_STRONG : UOPC_TIER_FAST, 0, threads};
+        std::string want = run_text(c, u), got = plan_text_opts(c, u, o);
+        if (plan_agrees(c, u, want, got)) continue;
+        char *t = uopc_uir_print(c, u);
+        ADD_FAILURE() << "run: " << want << "\nplan (" << threads << " threads): " << got << "\nprogram:\n" << (t ? t : "");
+        if (t) uopc_mem_free(c, t, strlen(t) + 1);
+      }
+    }
+  }
+  uopc_plan_cache_clear();
+}
+
 // The thread count: the option, else UOPC_THREADS, else the CPUs the process
 // may run on; junk in UOPC_THREADS is ignored by the library and warned about
 // by the CLI; at most 64.
@@ -428,7 +447,7 @@ TEST(PlanThreads, CompileBatchEqualKernelsAndAFailure) {
     uopi_jit_tier tiers[6] = {UOPI_JIT_TIER0, UOPI_JIT_TIER0, UOPI_JIT_TIER0,
                               UOPI_JIT_TIER0, UOPI_JIT_TIER0, UOPI_JIT_TIER0};
     uopc_kernel *out[6];
-    ASSERT_EQ(uopi_kernels_compile(c, roots, tiers, 6, nullptr, threads, out, &e), UOPC_OK) << e.msg;
+    ASSERT_EQ(uopi_kernels_compile(c, roots, tiers, nullptr, 6, nullptr, threads, out, &e), UOPC_OK) << e.msg;
     uopc_cache_stats s;
     uopc_cache_get_stats(&s);
     EXPECT_EQ(s.misses, 3u);    // each distinct kernel compiled once
@@ -442,7 +461,7 @@ TEST(PlanThreads, CompileBatchEqualKernelsAndAFailure) {
     uopc_node *bad = uopc_const_f(c, UOPC_DT_F32, 1.0);
     uopc_node *fails[3] = {k[1], bad, k[2]};
     uopc_kernel *none[3] = {nullptr, nullptr, nullptr};
-    EXPECT_NE(uopi_kernels_compile(c, fails, tiers, 3, nullptr, threads, none, &e), UOPC_OK);
+    EXPECT_NE(uopi_kernels_compile(c, fails, tiers, nullptr, 3, nullptr, threads, none, &e), UOPC_OK);
     EXPECT_NE(std::string(e.msg), "");
     EXPECT_EQ(uopc_ctx_error(c), nullptr);  // reported through e only, as uopc_compile
     for (uopc_kernel *h : none) EXPECT_EQ(h, nullptr);
@@ -465,7 +484,7 @@ TEST(PlanThreads, CompileBatchEqualKernelsAndAFailure) {
       ASSERT_NE(many[(size_t)i] = uopc_uir_parse(c, t.data(), t.size(), "m.uir", &e), nullptr) << e.msg;
     }
     uopc_cache_reset_stats();
-    ASSERT_EQ(uopi_kernels_compile(c, many.data(), mtiers.data(), kMany, nullptr, threads, mout.data(), &e), UOPC_OK)
+    ASSERT_EQ(uopi_kernels_compile(c, many.data(), mtiers.data(), nullptr, kMany, nullptr, threads, mout.data(), &e), UOPC_OK)
         << e.msg;
     uopc_cache_get_stats(&s);
     EXPECT_EQ(s.misses, (uint64_t)kMany);

@@ -102,6 +102,19 @@ int verb_usage(const char *verb, const char *fmt, ...) {
   return EXIT_USAGE;
 }
 
+int parse_compile_flag(const char *a, unsigned *flags) {
+  static const struct {
+    const char *opt;
+    unsigned bit;
+  } opts[] = {{"--fast-math", UOPC_COMPILE_FAST_MATH},
+              {"--hot", UOPC_COMPILE_HOT},
+              {"--stream", UOPC_COMPILE_STREAM},
+              {"--no-stream", UOPC_COMPILE_NO_STREAM}};
+  for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+    if (strcmp(a, opts[i].opt) == 0) return *flags |= opts[i].bit, 1;
+  return 0;
+}
+
 int parse_threads(const char *verb, const char *s, uint32_t *out) {
   size_t n = strspn(s, "0123456789");
   long v = n && n <= 3 && !s[n] && s[0] != '0' ? strtol(s, NULL, 10) : 0;

@@ -50,6 +50,11 @@ int verb_usage(const char *verb, const char *fmt, ...) __attribute__((format(pri
 /* --threads N of exec and jit-run: N from 1 to 64 in *out and EXIT_OK, else
    a usage message and EXIT_USAGE. */
 int parse_threads(const char *verb, const char *s, uint32_t *out);
+/* The compile options every compiling verb takes: --fast-math
+   (docs/fast-math.md), --hot, --stream (kernels) and --no-stream (plans)
+   (docs/loops.md): 1 with the bit set in *flags when a is one of them,
+   else 0. */
+int parse_compile_flag(const char *a, unsigned *flags);
 /* Parses a .uir file, or standard input when path is "-".  NULL after
    reporting the error. */
 uopc_node *load(cli *k, const char *path);

@@ -2,7 +2,7 @@
  *
  *     uopc cache stats                       directory, entries, bytes, counters
  *     uopc cache clear                       remove every entry of the directory
- *     uopc cache warm [--tier=fast|strong] [--fast-math] [--hot] FILE.uir
+ *     uopc cache warm [--tier=fast|strong] [--fast-math] [--hot] [--stream|--no-stream] FILE.uir
  *                                            compile the kernel FILE defines (so
  *                                            that later processes find it);
  *                                            prints how: miss, disk hit, memory hit
@@ -52,8 +52,7 @@ static int warm(cli *k, int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--tier=fast") == 0) o.tier = UOPC_TIER_FAST;
     else if (strcmp(argv[i], "--tier=strong") == 0) o.tier = UOPC_TIER_STRONG;
-    else if (strcmp(argv[i], "--fast-math") == 0) o.flags |= UOPC_COMPILE_FAST_MATH; /* docs/fast-math.md */
-    else if (strcmp(argv[i], "--hot") == 0) o.flags |= UOPC_COMPILE_HOT;             /* docs/loops.md */
+    else if (parse_compile_flag(argv[i], &o.flags)) continue; /* --fast-math, --hot, --stream, --no-stream */
     else if (argv[i][0] == '-' && argv[i][1]) return verb_usage("cache warm", "unknown option '%s'", argv[i]);
     else if (file) return verb_usage("cache warm", "takes one FILE.uir");
     else file = argv[i];

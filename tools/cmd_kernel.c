@@ -1,7 +1,7 @@
 /* tools/cmd_kernel.c - verbs on kernels: compile, exec, fuzz.
  *
- *   uopc compile [--emit=llvm|asm] [--tier=fast|strong] [--fast-math] [--hot] FILE.uir
- *   uopc exec FILE.uir [--arg S=IN.npy]... [--out S=OUT.npy | --out OUT.npy] [--tier=fast|strong] [--fast-math] [--hot] [--threads N] [--print] [--bench N]
+ *   uopc compile [--emit=llvm|asm] [--tier=fast|strong] [--fast-math] [--hot] [--stream|--no-stream] FILE.uir
+ *   uopc exec FILE.uir [--arg S=IN.npy]... [--out S=OUT.npy | --out OUT.npy] [--tier=fast|strong] [--fast-math] [--hot] [--stream|--no-stream] [--threads N] [--print] [--bench N]
  *   uopc fuzz [--seed S] [--count N] [--op OP] [--dtype D|IN:OUT] [--tier=fast|strong|both] [--batch N] [--self-test]
  *
  * docs/cli.md documents them.
@@ -78,10 +78,7 @@ int cmd_compile(cli *k, int argc, char **argv) {
       else return verb_usage("compile", "--emit must be llvm or asm, not '%s'", v);
     } else if ((r = opt("compile", argc, argv, &i, "--tier", &v))) {
       if (r < 0 || parse_tier("compile", v, &o.tier, NULL)) return EXIT_USAGE;
-    } else if (strcmp(argv[i], "--fast-math") == 0) { /* docs/fast-math.md */
-      o.flags |= UOPC_COMPILE_FAST_MATH;
-    } else if (strcmp(argv[i], "--hot") == 0) { /* docs/loops.md */
-      o.flags |= UOPC_COMPILE_HOT;
+    } else if (parse_compile_flag(argv[i], &o.flags)) { /* --fast-math, --hot, --stream, --no-stream */
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return verb_usage("compile", "unknown option '%s'", argv[i]);
     } else if (file) {
@@ -524,10 +521,7 @@ int cmd_exec(cli *k, int argc, char **argv) {
         return verb_usage("exec", "--bench takes a number of calls from 1 to 100000000, not '%s'", v);
     } else if (strcmp(argv[i], "--print") == 0) {
       x.print = 1;
-    } else if (strcmp(argv[i], "--fast-math") == 0) { /* docs/fast-math.md */
-      x.o.flags |= UOPC_COMPILE_FAST_MATH;
-    } else if (strcmp(argv[i], "--hot") == 0) { /* docs/loops.md */
-      x.o.flags |= UOPC_COMPILE_HOT;
+    } else if (parse_compile_flag(argv[i], &x.o.flags)) { /* --fast-math, --hot, --stream, --no-stream */
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return verb_usage("exec", "unknown option '%s'", argv[i]);
     } else if (file) {

@@ -1,6 +1,6 @@
 /* tools/cmd_plan.c - tensor programs through the JIT:
  *
- *   uopc jit-run [--tier=fast|strong] [--fast-math] [--hot] [--threads N] FILE.uir
+ *   uopc jit-run [--tier=fast|strong] [--fast-math] [--hot] [--stream|--no-stream] [--threads N] FILE.uir
  *
  * A closed program (no free PARAM) compiled to a plan of loop kernels
  * (include/uopc/plan.h) and run; its value printed exactly as `uopc run`
@@ -18,8 +18,7 @@ int cmd_jit_run(cli *k, int argc, char **argv) {
     const char *a = argv[i];
     if (strcmp(a, "--tier=fast") == 0) o.tier = UOPC_TIER_FAST;
     else if (strcmp(a, "--tier=strong") == 0) o.tier = UOPC_TIER_STRONG;
-    else if (strcmp(a, "--fast-math") == 0) o.flags |= UOPC_COMPILE_FAST_MATH; /* docs/fast-math.md */
-    else if (strcmp(a, "--hot") == 0) o.flags |= UOPC_COMPILE_HOT;             /* docs/loops.md */
+    else if (parse_compile_flag(a, &o.flags)) continue; /* --fast-math, --hot, --stream, --no-stream */
     else if (strncmp(a, "--threads=", 10) == 0) {
       if (parse_threads("jit-run", a + 10, &o.threads)) return EXIT_USAGE;
     } else if (strcmp(a, "--threads") == 0) {

@@ -78,6 +78,20 @@ typedef enum uopc_tier {
                                       within one call (docs/loops.md); results
                                       unchanged (bit for bit what the plan
                                       computes without it) */
+#define UOPC_COMPILE_STREAM 16u    /* kernels (uopc_compile): streaming
+                                      stores where they pay: a kernel that
+                                      stores at least UOPC_STREAM_MIN_BYTES
+                                      (default: half the last level cache)
+                                      and reads none of what it writes, on
+                                      an x86-64 host with 512-bit vectors,
+                                      writes whole cache lines with
+                                      non-temporal stores whenever its
+                                      output buffers are 64-byte aligned
+                                      (aligned_alloc(64, ...)); results
+                                      unchanged (docs/loops.md).  Plans ask
+                                      for it themselves on the kernel that
+                                      writes their result, and on no other */
+#define UOPC_COMPILE_NO_STREAM 32u /* plans: no streaming stores at all */
 
 typedef struct uopc_compile_opts {
   uopc_tier tier;

@@ -19,6 +19,7 @@ typedef struct uopi_cg {
   LLVMValueRef status;        /* the pointer to its i32 status word (argument nbufs) */
   uint32_t nbufs;
   int fast;                   /* fast-math mode (UOPC_COMPILE_FAST_MATH; docs/fast-math.md) */
+  int sfence;                 /* in the streaming copy: every return fences (emit.c) */
   LLVMTypeRef i1, i8, i16, i32, i64, f16, f32, f64, ptr;
   int failed;
 } uopi_cg;

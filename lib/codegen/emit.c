@@ -82,6 +82,15 @@ static unsigned align_of(uopc_dtype t) { return t == UOPC_DT_BOOL ? 1 : t == UOP
 
 static LLVMValueRef i32c(uopi_cg *E, int64_t v) { return LLVMConstInt(E->i32, (unsigned long long)v, 1); }
 
+static void call_intrinsic(uopi_cg *g, const char *name, LLVMValueRef *args, unsigned n, LLVMOperandBundleRef bundle);
+
+/* A return; in the streaming copy after an sfence, so that its
+   non-temporal stores are ordered before whatever follows the call. */
+static void ret(uopi_cg *E) {
+  if (E->sfence) call_intrinsic(E, "llvm.x86.sse.sfence", NULL, 0, NULL);
+  LLVMBuildRetVoid(E->b);
+}
+
 /* ---- memory ------------------------------------------------------------------ */
 
 /* The address of INDEX(buffer, idx), after the bounds check when guarded. */
@@ -94,7 +103,7 @@ static LLVMValueRef address(uopi_cg *E, const uopi_pinst *x, LLVMValueRef idx) {
     LLVMBuildCondBr(E->b, ok, go, bad);
     LLVMPositionBuilderAtEnd(E->b, bad);
     uopi_jit_kernel_access(E->k, LLVMBuildStore(E->b, i32c(E, 1 + x->slot), E->status), E->nbufs);
-    LLVMBuildRetVoid(E->b);
+    ret(E);
     LLVMPositionBuilderAtEnd(E->b, go);
   }
   LLVMValueRef i64 = LLVMBuildZExt(E->b, idx, E->i64, "i");
@@ -238,6 +247,64 @@ static void emit_all(em *E) {
   }
 }
 
+/* ---- streaming stores (UOPI_EMIT_STREAM; lib/jit/nontemporal.c) ------------------------- */
+
+/* A call of the intrinsic `name` (no overloaded types) with args; bundle:
+   an operand bundle or NULL. */
+static void call_intrinsic(uopi_cg *g, const char *name, LLVMValueRef *args, unsigned n, LLVMOperandBundleRef bundle) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->m, id, NULL, 0);
+  LLVMTypeRef t = LLVMIntrinsicGetType(g->lc, id, NULL, 0);
+  LLVMBuildCallWithOperandBundles(g->b, t, f, args, n, bundle ? &bundle : NULL, bundle ? 1 : 0, "");
+}
+
+/* The kernel twice: entered at the first copy when every buffer it stores
+   to is 64-byte aligned (LLVM told so by llvm.assume, so that its vector
+   stores can be proven aligned and made non-temporal after the passes; an
+   sfence at its end orders them before the kernel returns), else at the
+   second, an ordinary copy.  The two compute the same values.  Every
+   return of the first (its end, a failed bounds check's early return)
+   fences. */
+static void emit_twice(em *E) {
+  uopi_cg *g = &E->g;
+  const uopi_prog *p = E->p;
+  uint64_t stored = 0;
+  for (uint32_t i = 0; i < p->n; i++)
+    if (p->ins[i].kind == UOPI_P_STORE && p->ins[i].slot >= 0 && p->ins[i].slot < 64) stored |= 1ull << p->ins[i].slot;
+  LLVMValueRef all = NULL;
+  for (uint64_t m = stored; m; m &= m - 1) {
+    LLVMValueRef a = LLVMBuildPtrToInt(g->b, uopi_jit_kernel_arg(g->k, (unsigned)__builtin_ctzll(m)), g->i64, "addr");
+    LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildAnd(g->b, a, LLVMConstInt(g->i64, 63, 0), "low"),
+                                    LLVMConstInt(g->i64, 0, 0), "aligned");
+    all = all ? LLVMBuildAnd(g->b, all, ok, "aligned") : ok;
+  }
+  if (!all) { /* stores nothing: one copy */
+    emit_all(E);
+    if (!g->failed) LLVMBuildRetVoid(g->b);
+    return;
+  }
+  LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(g->lc, g->fn, "streaming");
+  LLVMBasicBlockRef any = LLVMAppendBasicBlockInContext(g->lc, g->fn, "unaligned");
+  LLVMBuildCondBr(g->b, all, fast, any);
+  LLVMPositionBuilderAtEnd(g->b, fast);
+  for (uint64_t m = stored; m; m &= m - 1) {
+    LLVMValueRef args[2] = {uopi_jit_kernel_arg(g->k, (unsigned)__builtin_ctzll(m)), LLVMConstInt(g->i64, 64, 0)};
+    LLVMOperandBundleRef align = LLVMCreateOperandBundle("align", 5, args, 2);
+    LLVMValueRef yes = LLVMConstInt(g->i1, 1, 0);
+    call_intrinsic(g, "llvm.assume", &yes, 1, align);
+    LLVMDisposeOperandBundle(align);
+  }
+  g->sfence = 1;
+  emit_all(E);
+  if (!g->failed) ret(g);
+  g->sfence = 0;
+  if (g->failed) return;
+  E->nloops = 0;
+  LLVMPositionBuilderAtEnd(g->b, any);
+  emit_all(E);
+  if (!g->failed) LLVMBuildRetVoid(g->b);
+}
+
 uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, unsigned flags, LLVMModuleRef *out) {
   *out = NULL;
   LLVMModuleRef m;
@@ -266,9 +333,14 @@ uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, unsigne
     g->status = uopi_jit_kernel_arg(g->k, p->nbufs);
     g->b = LLVMCreateBuilderInContext(g->lc);
     LLVMPositionBuilderAtEnd(g->b, LLVMGetEntryBasicBlock(g->fn)); /* after the loads of the pointers */
-    emit_all(&E);
+    if (flags & UOPI_EMIT_STREAM) {
+      uopi_jit_module_set_stream(m);
+      emit_twice(&E);
+    } else {
+      emit_all(&E);
+      if (!g->failed) LLVMBuildRetVoid(g->b);
+    }
     ok = !g->failed;
-    if (ok) LLVMBuildRetVoid(g->b);
     LLVMDisposeBuilder(g->b);
   }
   uopi_jit_kernel_free(g->k);

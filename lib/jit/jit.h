@@ -88,6 +88,20 @@ UOPI_FUNC void uopi_jit_module_set_fast(LLVMModuleRef m);
 /* 1 when m carries the fast-math module flag, else 0. */
 UOPI_FUNC int uopi_jit_module_fast(LLVMModuleRef m);
 
+/* ---- streaming stores (nontemporal.c) --------------------------------------
+ * A module whose kernel stores more than the cache holds (the emitter
+ * decides: lib/codegen/emit.h, UOPI_EMIT_STREAM) carries the module flag
+ * "uopc.stream"; after the IR passes, uopi_jit_passes then tags its vector
+ * stores whose alignment LLVM proved at least their size as non-temporal.
+ * The flag is read from the module, as the fast-math one. */
+UOPI_FUNC void uopi_jit_module_set_stream(LLVMModuleRef m);
+/* 1 when m carries the streaming-store module flag, else 0. */
+UOPI_FUNC int uopi_jit_module_stream(LLVMModuleRef m);
+/* Sets !nontemporal on every non-volatile store in m of a vector of at
+   least 64 bytes (a cache line) whose alignment is at least its size;
+   returns how many. */
+UOPI_FUNC unsigned uopi_jit_mark_nontemporal(LLVMModuleRef m);
+
 /* ---- the engine ----------------------------------------------------------
  * uopi_jit_init: idempotent and thread safe; every other call runs it
  * itself, so calling it is needed only to choose when the cost (~1 ms, plus

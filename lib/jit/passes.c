@@ -3,7 +3,8 @@
  * TIER0 is the short pipeline measured in docs/jit.md: early CSE (one
  * value for a + b and b + a, which alias analysis then sees as the same
  * address), LICM (hoists the loop-invariant loads of a loop nest), the loop
- * vectorizer at the host's width without interleaving, simplifycfg to clean
+ * vectorizer at the host's width without interleaving, alignment from
+ * assumptions (a streaming kernel's aligned copy: nontemporal.c), simplifycfg to clean
  * up after it, and LICM again: a plan's register tile (docs/loops.md) is a
  * 16-wide loop that the vectorizer turns into straight-line vector code,
  * whose accumulators at loop-invariant addresses the second LICM promotes
@@ -25,9 +26,10 @@
 #include "jit/jit_impl.h"
 
 static const char tier0_pipeline[] =
-    "function(early-cse,loop-mssa(licm),loop-vectorize<interleave-forced-only>,simplifycfg,loop-mssa(licm))";
+    "function(early-cse,loop-mssa(licm),loop-vectorize<interleave-forced-only>,alignment-from-assumptions,simplifycfg,"
+    "loop-mssa(licm))";
 static const char tier0_fast_pipeline[] =
-    "function(early-cse,loop-mssa(licm),loop-vectorize,simplifycfg,loop-mssa(licm))";
+    "function(early-cse,loop-mssa(licm),loop-vectorize,alignment-from-assumptions,simplifycfg,loop-mssa(licm))";
 static const char tier2_pipeline[] = "default<O2>";
 static const char fast_flag[] = "uopc.fast-math";
 
@@ -81,6 +83,7 @@ uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
   LLVMDisposePassBuilderOptions(o);
   uopi_jit_tm_give(t, tm);
   if (err) return uopi_jit_fail_err(e, err, "LLVM passes failed");
+  if (uopi_jit_module_stream(m)) uopi_jit_mark_nontemporal(m); /* streaming stores (nontemporal.c) */
   if (t == UOPI_JIT_TIER0) uopi_jit_sink_to_uses(m); /* for CodeGen None's registers (sink.c) */
   uopi_jit_bound_blocks(m, UOPI_JIT_BLOCK_MAX); /* for the machine scheduler (blocks.c) */
   return UOPC_OK;

@@ -45,6 +45,7 @@
 #include <zlib.h>
 
 #include "kcache/kcache.h"
+#include "support/support.h"
 #include "uopc/cache.h"
 
 #define FIXED 72                        /* bytes before the variable fields */
@@ -201,10 +202,7 @@ void uopc_cache_set_disk(int on) {
   pthread_mutex_unlock(&disk_lock);
 }
 
-static int env_off(void) {
-  const char *v = getenv("UOPC_CACHE");
-  return v && (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "no") == 0 || strcmp(v, "false") == 0);
-}
+static int env_off(void) { return uopi_env_onoff("UOPC_CACHE") == 0; }
 
 int uopi_kdisk_dir(char *buf, size_t n) {
   if (n) buf[0] = 0;

@@ -33,6 +33,8 @@ static const struct var {
     {"UOPC_REWRITE_CHAIN", K_COUNT, "the default (100000) is kept"},
     {"UOPC_THREADS", K_COUNT, "the CPUs the process may run on are used"},
     {"UOPC_SPLIT_MIN_WORK", K_COUNT, "the default (262144) is kept"},
+    {"UOPC_STREAM", K_ONOFF, "streaming stores as the compile flags say (0/off: never)"},
+    {"UOPC_STREAM_MIN_BYTES", K_COUNT, "the default (half the last level cache) is kept"},
     {"UOPC_TILE_MIN_WORK", K_COUNT, "the default thresholds (2^28 and 2^23 multiply-adds) are kept"},
     {"UOPC_JIT_CPU", K_CPU, "the host CPU is used (empty: the host CPU)"},
     {"UOPC_JIT_FEATURES", K_FEATURES, "the CPU's own features are used (the host's without UOPC_JIT_CPU)"},
@@ -54,6 +56,16 @@ int uopi_env_count(const char *name, uint64_t *out) {
   *out = x;
   return 1;
 }
+
+/* A switch's value: 0 off, 1 on, -1 neither. */
+static int onoff(const char *v) {
+  static const char *const words[] = {"0", "1", "off", "on", "no", "yes", "false", "true"};
+  for (size_t i = 0; v && i < sizeof words / sizeof words[0]; i++)
+    if (strcmp(v, words[i]) == 0) return (int)(i & 1);
+  return -1;
+}
+
+int uopi_env_onoff(const char *name) { return onoff(getenv(name)); }
 
 const char *uopi_env_token(const char *name, const char *extra) {
   const char *v = getenv(name);
@@ -88,13 +100,6 @@ static int is_mb(const char *v) {
   char *end;
   double d = strtod(v, &end);
   return end != v && *end == 0 && d >= 0 && d < 1e9;
-}
-
-static int is_onoff(const char *v) {
-  const char *ok[] = {"0", "1", "off", "on", "no", "yes", "false", "true"};
-  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-    if (strcmp(v, ok[i]) == 0) return 1;
-  return 0;
 }
 
 /* The first word of a comma/space separated UOPC_DEBUG that is not known. */
@@ -136,7 +141,7 @@ unsigned uopc_env_check(void (*warn)(void *ud, const char *msg), void *ud) {
       switch (x->k) {
       case K_COUNT: want = is_count(v) ? NULL : "a positive integer"; break;
       case K_MB: want = is_mb(v) ? NULL : "a number of megabytes (0 or more)"; break;
-      case K_ONOFF: want = is_onoff(v) ? NULL : "0 or 1 (or off/on, no/yes, false/true)"; break;
+      case K_ONOFF: want = onoff(v) >= 0 ? NULL : "0 or 1 (or off/on, no/yes, false/true)"; break;
       case K_PATH: break;
       case K_CPU:
         want = !*v || uopi_env_token(x->name, CPU_CHARS) ? NULL : "a CPU name (letters, digits, - _ .)";

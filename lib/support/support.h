@@ -45,6 +45,11 @@ UOPI_FUNC void uopi_sb_free(uopi_sbuf *b);
    or 0 (unset or not a positive integer: the caller keeps its default). */
 UOPI_FUNC int uopi_env_count(const char *name, uint64_t *out);
 
+/* The environment variable name as a switch: 0 for 0, off, no, false; 1
+   for 1, on, yes, true; -1 unset or anything else (the caller's default
+   stands). */
+UOPI_FUNC int uopi_env_onoff(const char *name);
+
 /* The value of the environment variable name when it is one token of at
    most 200 characters, each a letter, a digit or one of extra (for instance
    "-_." for a CPU name); NULL when unset, empty or anything else (the
