@@ -12,6 +12,7 @@
 
 #include "uopc/uopc.h"
 #include "support/ctx.h"
+#include "support/kernels.h"
 
 namespace {
 
@@ -55,21 +56,11 @@ TEST(KernelSugar, HelpersAreTheLongForms) {
   EXPECT_EQ(x.err(), "");
 }
 
-// n x n f32 matmul C += A @ B, row-major, k innermost and in order.
-uopc_node *Matmul(uopc_ctx *c, int n) {
-  uopc_node *A = uopc_buffer(c, 0, UOPC_DT_F32, n * n), *B = uopc_buffer(c, 1, UOPC_DT_F32, n * n),
-            *C = uopc_buffer(c, 2, UOPC_DT_F32, n * n);
-  uopc_node *i = uopc_range_k(c, n, 0), *j = uopc_range_k(c, n, 1), *k = uopc_range_k(c, n, 2);
-  uopc_node *ij = uopc_mad_k(c, i, n, j);
-  uopc_node *ab = uopc_mul(c, uopc_load1(c, A, uopc_mad_k(c, i, n, k)), uopc_load1(c, B, uopc_mad_k(c, k, n, j)));
-  uopc_node *loops[] = {i, j, k};
-  return uopc_sink1(c, uopc_end(c, uopc_store1(c, C, ij, uopc_add(c, uopc_load1(c, C, ij), ab)), loops, 3));
-}
 
 TEST(KernelSugar, MatmulMatchesPlainCBitForBit) {
   const int n = 24;
   Ctx x;
-  uopc_node *root = Matmul(x.c, n);
+  uopc_node *root = MatmulKernel(x.c, n);
   ASSERT_NE(root, nullptr) << x.err();
   uopc_error e{};
   uopc_kernel *k = uopc_compile(x.c, root, nullptr, &e);

@@ -16,6 +16,7 @@
 #include "jit/jit.h"
 #include "support/cli.h"
 #include "support/ctx.h"
+#include "support/kernels.h"
 #include "support/env.h"
 
 namespace {
@@ -29,16 +30,6 @@ uopc_node *MulAdd(uopc_ctx *c, int n) {
   return uopc_sink1(c, uopc_end1(c, uopc_store1(c, O, i, uopc_add(c, uopc_mul(c, a, uopc_load1(c, B, i)), a)), i));
 }
 
-// C += A @ B, n x n f32: reads the buffer it stores to.
-uopc_node *Matmul(uopc_ctx *c, int n) {
-  uopc_node *A = uopc_buffer(c, 0, UOPC_DT_F32, n * n), *B = uopc_buffer(c, 1, UOPC_DT_F32, n * n),
-            *C = uopc_buffer(c, 2, UOPC_DT_F32, n * n);
-  uopc_node *i = uopc_range_k(c, n, 0), *j = uopc_range_k(c, n, 1), *k = uopc_range_k(c, n, 2);
-  uopc_node *ij = uopc_mad_k(c, i, n, j);
-  uopc_node *ab = uopc_mul(c, uopc_load1(c, A, uopc_mad_k(c, i, n, k)), uopc_load1(c, B, uopc_mad_k(c, k, n, j)));
-  uopc_node *loops[] = {i, j, k};
-  return uopc_sink1(c, uopc_end(c, uopc_store1(c, C, ij, uopc_add(c, uopc_load1(c, C, ij), ab)), loops, 3));
-}
 
 std::string Asm(uopc_ctx *c, uopc_node *root, uopc_tier tier, unsigned flags = UOPC_COMPILE_STREAM) {
   uopc_compile_opts o{tier, flags, 0};
@@ -83,7 +74,7 @@ TEST(Stream, ChosenByStoredBytesAndOnlyWithoutAccumulation) {
       EnvScope off("UOPC_STREAM", "off");  // wins over the flag
       EXPECT_EQ(Asm(x.c, k, t).find("movnt"), std::string::npos) << "tier " << t;
     }
-    uopc_node *mm = Matmul(x.c, 32);
+    uopc_node *mm = MatmulKernel(x.c, 32);
     ASSERT_NE(mm, nullptr) << x.err();
     EXPECT_EQ(Asm(x.c, mm, t).find("movnt"), std::string::npos) << "an accumulation streamed, tier " << t;
   }
