@@ -21,6 +21,7 @@ TESTS=(
   PlanThreads.PoolRunsEveryJobOnceFromSeveralThreads  # the pool: 3 host threads' batches, shutdown, restart
   PlanThreads.CompileBatchEqualKernelsAndAFailure  # a plan's kernels compiled on 2 threads: equal kernels, a failure
   PlanThreads.HostThreadsCompileOnePlanAtOnce     # 4 host threads compiling the same plans at once, kernels on the pool
+  Stream.PlansGiveTheBitsOfPlansWithout           # split result kernels streaming on the pool's threads (their sfence)
 )
 # libLLVM is not instrumented: test/tsan.supp suppresses reports whose
 # frames are all inside it (each entry says why).
