@@ -160,12 +160,13 @@ typedef struct kjob {
    no module).  A batch (wait 0) keeps the raw key until after later
    kernels' fronts, which may reuse the context's raw-key memo: the key owns
    a copy of its bytes. */
-static uopc_status front(uopc_ctx *c, kjob *j, unsigned flags, int wait) {
+static uopc_status front(uopc_ctx *c, kjob *j, int wait) {
   uopi_kernel_ir k;
   uopi_prog p = {0};
   uopi_jit_code *code = NULL;
   j->from = FROM_MEMORY;
   uopc_status st = check(c, j->root);                                 /* a kernel's root? */
+  unsigned flags = j->flags; /* with UOPI_EMIT_STREAM once it is known to pay */
   if (!st) st = uopi_kkey_raw(c, j->root, j->t, flags, &j->raw);     /* raw-key lookup: the graph as given, */
   if (!st && !wait && !uopi_kkey_own(&j->raw)) uopc_fail(c, st = UOPC_ERR_NOMEM, "out of memory");
   if (!st && (j->e = uopi_kcache_find_raw(&j->raw))) return j->raw_hit = 1, UOPC_OK; /* seen before: a memory hit */
@@ -218,9 +219,9 @@ static uopi_kentry *finish(kjob *j) {
 }
 
 uopc_status uopi_compile_kernel(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned flags, uopi_kentry **out) {
-  kjob j = {.root = root, .t = t};
+  kjob j = {.root = root, .t = t, .flags = flags};
   *out = NULL;
-  uopc_status st = front(c, &j, flags, 1);
+  uopc_status st = front(c, &j, 1);
   if (!st && j.from == MISSED) {
     back(&j);
     if ((st = j.st)) uopc_fail(c, j.err.code, "%s", j.err.msg);
@@ -273,7 +274,7 @@ uopc_status uopi_compile_kernels(uopc_ctx *c, uopc_node *const *roots, const uop
     for (; nf < n && nmiss < window; nf++) {
       kjob *j = &jobs[nf];
       *j = (kjob){.root = roots[nf], .t = tiers[nf], .flags = kflags ? kflags[nf] : flags};
-      if ((st = front(c, j, j->flags, 0))) break;
+      if ((st = front(c, j, 0))) break;
       if (j->from == MISSED) miss[nmiss++] = j;
     }
     batch b = {miss, nmiss, 0};
@@ -289,7 +290,7 @@ uopc_status uopi_compile_kernels(uopc_ctx *c, uopc_node *const *roots, const uop
     if (!st && j->from == MISSED && j->st) st = j->st, uopc_fail(c, j->err.code, "%s", j->err.msg);
     if (!st && j->from == BUSY) {
       finish(j); /* nothing held: the keys freed, the job as new */
-      st = front(c, j, j->flags, 1);
+      st = front(c, j, 1);
       if (!st && j->from == MISSED) {
         back(j);
         if ((st = j->st)) uopc_fail(c, j->err.code, "%s", j->err.msg);

@@ -22,6 +22,7 @@
 #include "support/cli.h"
 #include "support/ctx.h"
 #include "support/env.h"
+#include "support/plan_io.h"
 #include "support/progen.h"
 
 namespace {
@@ -38,56 +39,6 @@ std::vector<std::string> GoldenPlans() {
   }
   std::sort(v.begin(), v.end());
   return v;
-}
-
-struct Inputs {
-  std::vector<std::vector<uint8_t>> data;
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<uopc_tensor> args;
-};
-
-// Random inputs for every PARAM slot of p (f32 in [-3, 3], i32 in [-100, 100]).
-void MakeInputs(const uopc_plan *p, uint32_t seed, Inputs *in) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uf(-3.0f, 3.0f);
-  uint32_t n = uopc_plan_nargs(p);
-  in->data.resize(n), in->shapes.resize(n), in->args.resize(n);
-  for (uint32_t s = 0; s < n; s++) {
-    uopc_dtype t = UOPC_DT_F32;
-    uint32_t nd = 0;
-    const int64_t *shape = nullptr;
-    if (!uopc_plan_arg(p, s, &t, &nd, &shape)) continue;
-    in->shapes[s].assign(shape, shape + nd);
-    int64_t numel = 1;
-    for (uint32_t d = 0; d < nd; d++) numel *= shape[d];
-    in->data[s].resize((size_t)numel * 4 + 4);
-    for (int64_t k = 0; k < numel; k++) {
-      if (t == UOPC_DT_F32) {
-        float f = uf(rng);
-        memcpy(&in->data[s][k * 4], &f, 4);
-      } else {
-        int32_t i = (int32_t)(rng() % 201) - 100;
-        memcpy(&in->data[s][k * 4], &i, 4);
-      }
-    }
-    in->args[s] = {in->data[s].data(), t, nd, in->shapes[s].data()};
-  }
-}
-
-// The result bytes of p on in, or "error: MSG".
-std::string Call(const uopc_plan *p, Inputs *in) {
-  uopc_dtype t;
-  uint32_t nd;
-  const int64_t *shape;
-  if (!uopc_plan_result(p, &t, &nd, &shape)) return "error: no result";
-  int64_t numel = 1;
-  for (uint32_t d = 0; d < nd; d++) numel *= shape[d];
-  std::string out((size_t)numel * uopc_dtype_size(t), '\0');
-  uopc_tensor o = {out.empty() ? (void *)in : (void *)out.data(), t, nd, shape};
-  uopc_error e;
-  if (uopc_plan_call(p, in->args.data(), (uint32_t)in->args.size(), &o, &e) != UOPC_OK)
-    return "error: " + std::to_string(e.line) + ":" + std::to_string(e.col) + ": " + e.msg;
-  return out;
 }
 
 uopc_plan *Compile(uopc_ctx *c, uopc_node *root, uint32_t threads, uopc_error *e) {

@@ -82,7 +82,14 @@ static unsigned align_of(uopc_dtype t) { return t == UOPC_DT_BOOL ? 1 : t == UOP
 
 static LLVMValueRef i32c(uopi_cg *E, int64_t v) { return LLVMConstInt(E->i32, (unsigned long long)v, 1); }
 
-static void call_intrinsic(uopi_cg *g, const char *name, LLVMValueRef *args, unsigned n, LLVMOperandBundleRef bundle);
+/* A call of the intrinsic `name` (no overloaded types) with args; bundle:
+   an operand bundle or NULL. */
+static void call_intrinsic(uopi_cg *g, const char *name, LLVMValueRef *args, unsigned n, LLVMOperandBundleRef bundle) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->m, id, NULL, 0);
+  LLVMTypeRef t = LLVMIntrinsicGetType(g->lc, id, NULL, 0);
+  LLVMBuildCallWithOperandBundles(g->b, t, f, args, n, bundle ? &bundle : NULL, bundle ? 1 : 0, "");
+}
 
 /* A return; in the streaming copy after an sfence, so that its
    non-temporal stores are ordered before whatever follows the call. */
@@ -248,15 +255,6 @@ static void emit_all(em *E) {
 }
 
 /* ---- streaming stores (UOPI_EMIT_STREAM; lib/jit/nontemporal.c) ------------------------- */
-
-/* A call of the intrinsic `name` (no overloaded types) with args; bundle:
-   an operand bundle or NULL. */
-static void call_intrinsic(uopi_cg *g, const char *name, LLVMValueRef *args, unsigned n, LLVMOperandBundleRef bundle) {
-  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-  LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->m, id, NULL, 0);
-  LLVMTypeRef t = LLVMIntrinsicGetType(g->lc, id, NULL, 0);
-  LLVMBuildCallWithOperandBundles(g->b, t, f, args, n, bundle ? &bundle : NULL, bundle ? 1 : 0, "");
-}
 
 /* The kernel twice: entered at the first copy when every buffer it stores
    to is 64-byte aligned (LLVM told so by llvm.assume, so that its vector

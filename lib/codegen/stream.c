@@ -36,8 +36,6 @@ static uint64_t min_bytes(void) {
   return DEFAULT_LLC / 2;
 }
 
-static unsigned dtype_bytes(uopc_dtype t) { return t == UOPC_DT_BOOL ? 1 : t == UOPC_DT_F16 ? 2 : 4; }
-
 int uopi_stream_pays(uopc_ctx *c, const uopi_kernel_ir *k, unsigned flags) {
 #if !defined(__x86_64__)
   (void)c, (void)k, (void)flags;
@@ -49,7 +47,7 @@ int uopi_stream_pays(uopc_ctx *c, const uopi_kernel_ir *k, unsigned flags) {
   uopc_node **all = uopc_toposort(c, k->root, &n);
   if (!all) return -1; /* out of memory, recorded */
   uint64_t stored = 0, loaded = 0, iters = 1;
-  unsigned size = 0;
+  size_t size = 0; /* of the largest dtype stored */
   for (uint32_t i = 0; i < n; i++) {
     const uopc_node *u = all[i];
     if (u->op == UOPC_OP_RANGE) {
@@ -64,13 +62,13 @@ int uopi_stream_pays(uopc_ctx *c, const uopi_kernel_ir *k, unsigned flags) {
         loaded |= bit;
       } else {
         stored |= bit;
-        unsigned b = dtype_bytes((uopc_dtype)u->src[1]->dtype);
+        size_t b = uopc_dtype_size((uopc_dtype)u->src[1]->dtype);
         if (b > size) size = b;
       }
     }
   }
   uopc_mem_free(c, all, (size_t)n * sizeof *all);
-  if (!stored || (stored & loaded) || !iters) return 0;
+  if (!stored || (stored & loaded) || !iters || !size) return 0;
   uint64_t bytes = iters > UINT64_MAX / size ? UINT64_MAX : iters * size;
   return bytes >= min_bytes();
 #endif
