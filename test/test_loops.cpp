@@ -328,3 +328,29 @@ TEST(LoopPasses, ShortRowsAreInterleavedWhole) {
   EXPECT_EQ(PlanWith(c, t, 0), run_text(c, t));
   uopc_plan_cache_clear();
 }
+
+// A serial float reduction in strict mode (a sum along the innermost axis,
+// one dependent add an iteration) is unrolled by 8 (llvm.loop.unroll.count on
+// its latch, lib/codegen/emit.c serial_reduction): the same adds in the same
+// order, so `run`'s bits, at lengths that leave every remainder of 8; not in
+// fast mode (the vectorizer reassociates it) and not for i32 (it vectorizes).
+TEST(LoopPasses, SerialReductionsAreUnrolledBitForBit) {
+  Ctx c;
+  std::mt19937_64 rng(33);
+  static const int32_t lens[] = {3, 7, 8, 9, 10, 16, 17, 1003};
+  for (uopc_dtype t : {UOPC_DT_F32, UOPC_DT_F16, UOPC_DT_I32}) {
+    for (int32_t n : lens) {
+      for (int32_t rows : {1, 3}) {
+        uopc_node *u = uopc_reduce(c, Literal(c, rng, t, rows, n), UOPC_OP_ADD, 1);
+        std::string what = std::string(uopc_dtype_name(t)) + " " + std::to_string(rows) + "x" + std::to_string(n);
+        std::string ir = Ir(c, u, 0);
+        bool unrolled = ir.find("!\"llvm.loop.unroll.count\", i32 8}") != std::string::npos;
+        EXPECT_EQ(unrolled, t != UOPC_DT_I32) << what << "\n" << ir;
+        EXPECT_EQ(Ir(c, u, UOPC_COMPILE_FAST_MATH).find("llvm.loop.unroll.count"), std::string::npos) << what;
+        EXPECT_EQ(PlanWith(c, u, 0), run_text(c, u)) << what;
+      }
+    }
+  }
+  uopc_plan_cache_clear();
+}
+

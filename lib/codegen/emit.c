@@ -204,6 +204,33 @@ static int short_row(const em *E, const loop *l, uint32_t at) {
   return stores > 0;
 }
 
+/* Whether loop l (closed at instruction at) is a serial float reduction in
+   strict mode: innermost, at most SERIAL_MAX instructions, storing only
+   float values at addresses it does not move (an accumulator).  Its adds
+   stay in order, one dependent add an iteration, so the vectorizer leaves
+   it and what bounds it is the add's latency next to the loop's own
+   overhead: unrolled by SERIAL_UNROLL (llvm.loop.unroll.count; the same adds
+   in the same order, so the same bits) its counter and compare are spread
+   over more adds.  Measured on an Intel Xeon (sum of 16M f32, docs/loops.md):
+   17.7 -> 16.4 ms against clang's 15.7 (clang unrolls it by 8 too); left
+   unmarked, a loop is not unrolled (the pipeline unrolls only on request:
+   matmul's register tile ran 8 % slower unrolled). */
+#define SERIAL_MAX 32
+#define SERIAL_UNROLL 8
+static int serial_reduction(const em *E, const loop *l, uint32_t at) {
+  if (E->g.fast || l->outer || at - l->at > SERIAL_MAX) return 0;
+  uint32_t d = E->p->ins[l->at].depth;
+  uint64_t self = 1ull << (d < 63 ? d : 63);
+  int stores = 0;
+  for (uint32_t i = l->at + 1; i < at; i++) {
+    const uopi_pinst *x = &E->p->ins[i];
+    if (x->kind != UOPI_P_STORE) continue;
+    if ((E->dep[x->src[0]] & self) || !uopi_dtype_is_float((uopc_dtype)x->dtype)) return 0;
+    stores++;
+  }
+  return stores > 0;
+}
+
 static void close_loop(em *E, uint32_t at) {
   uopi_cg *g = &E->g;
   loop *l = &E->loops[--E->nloops];
@@ -221,6 +248,9 @@ static void close_loop(em *E, uint32_t at) {
     static const char *const row[1] = {"llvm.loop.interleave.count"};
     int64_t n = LLVMConstIntGetSExtValue(l->end), w = (int64_t)(uopi_jit_vector_bits() / 32);
     loop_hint(g, br, row, (LLVMValueRef[]){LLVMConstInt(g->i32, (unsigned long long)(n / w), 0)}, 1);
+  } else if (serial_reduction(E, l, at)) {
+    static const char *const unroll[1] = {"llvm.loop.unroll.count"};
+    loop_hint(g, br, unroll, (LLVMValueRef[]){LLVMConstInt(g->i32, SERIAL_UNROLL, 0)}, 1);
   }
   LLVMPositionBuilderAtEnd(g->b, l->after);
 }

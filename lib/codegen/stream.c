@@ -14,7 +14,7 @@
  * cache anyway: then reading each line before writing it (what an ordinary
  * store does) is a third more memory traffic for a*b+a, and the written
  * lines evict data that is read again.  Under the threshold (half the last
- * level cache) an ordinary store keeps the output in the cache for the next
+ * level cache, at most 16 MiB) an ordinary store keeps the output in the cache for the next
  * kernel, which a streaming store would send to memory.  A kernel that
  * reads what it writes (an accumulation) never streams.
  */
@@ -25,15 +25,22 @@
 #include "uopc/jit.h"
 
 #define DEFAULT_LLC (32ull << 20)
+/* The threshold is at most this: a VM reports its host socket's whole
+   cache (480 MiB on the Intel Xeon kind of machine here, shared with every
+   other guest), of which a guest of 2 vCPUs holds a small part.  There,
+   a*b+a over 16M f32 (a 64 MiB result, under half of 480 MiB) ran 1.37x
+   the clang loop streamed against 1.01x not (docs/loops.md). */
+#define MAX_THRESHOLD (16ull << 20)
 
 static uint64_t min_bytes(void) {
   uint64_t v;
   if (uopi_env_count("UOPC_STREAM_MIN_BYTES", &v)) return v;
+  uint64_t llc = DEFAULT_LLC;
 #ifdef _SC_LEVEL3_CACHE_SIZE
-  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (llc > 0) return (uint64_t)llc / 2;
+  long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0) llc = (uint64_t)l3;
 #endif
-  return DEFAULT_LLC / 2;
+  return llc / 2 < MAX_THRESHOLD ? llc / 2 : MAX_THRESHOLD;
 }
 
 int uopi_stream_pays(uopc_ctx *c, const uopi_kernel_ir *k, unsigned flags) {

@@ -25,11 +25,15 @@
 
 #include "jit/jit_impl.h"
 
+/* loop unrolling only where the lowering asks for it (llvm.loop.unroll.count on a
+   serial reduction, codegen/emit.c): no unrolling by the pass's own heuristics */
+#define UNROLL_ASKED "loop-unroll<O2;no-partial;no-runtime;no-peeling;no-upperbound;full-unroll-max=0>"
 static const char tier0_pipeline[] =
-    "function(early-cse,loop-mssa(licm),loop-vectorize<interleave-forced-only>,alignment-from-assumptions,simplifycfg,"
-    "loop-mssa(licm))";
+    "function(early-cse,loop-mssa(licm),loop(indvars),loop-vectorize<interleave-forced-only>," UNROLL_ASKED
+    ",alignment-from-assumptions,simplifycfg,loop-mssa(licm))";
 static const char tier0_fast_pipeline[] =
-    "function(early-cse,loop-mssa(licm),loop-vectorize,alignment-from-assumptions,simplifycfg,loop-mssa(licm))";
+    "function(early-cse,loop-mssa(licm),loop(indvars),loop-vectorize," UNROLL_ASKED
+    ",alignment-from-assumptions,simplifycfg,loop-mssa(licm))";
 static const char tier2_pipeline[] = "default<O2>";
 static const char fast_flag[] = "uopc.fast-math";
 
