@@ -8,9 +8,12 @@
  * up after it, and LICM again: a plan's register tile (docs/loops.md) is a
  * 16-wide loop that the vectorizer turns into straight-line vector code,
  * whose accumulators at loop-invariant addresses the second LICM promotes
- * to registers across the reduce loop.  No
- * mem2reg/SROA, no loop rotation, no unrolling: the lowering emits SSA and
- * bottom-tested loops itself.  TIER2 is LLVM's default<O2> with the SLP
+ * to registers across the reduce loop.  indvars (before the vectorizer)
+ * gives loops 64-bit counters: FastISel otherwise keeps a 32-bit add and a
+ * zero extension in every address.  The unroll pass unrolls only the loops
+ * the lowering marks (a strict serial float reduction: codegen/emit.c), none
+ * by its own heuristics.  No mem2reg/SROA, no loop rotation: the lowering
+ * emits SSA and bottom-tested loops itself.  TIER2 is LLVM's default<O2> with the SLP
  * vectorizer on, as clang -O2 runs it.  A fast-math module (jit.h, "fast
  * math") runs TIER0 with the vectorizer's own interleave count: a reduction
  * marked reassoc then gets several vector accumulators (the latency of one
