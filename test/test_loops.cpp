@@ -192,6 +192,47 @@ TEST(LoopPasses, MatmulGetsARegisterTile) {
   uopc_plan_cache_clear();
 }
 
+// Row groups (lib/schedule/lower.c, GROUP_BLOCKS = 16 row blocks): with more
+// than 16 row blocks in whole groups the nest is row groups, column blocks,
+// row blocks (one loop more than the tile alone); the results stay `run`'s
+// bits, at every thread count (threads split the row groups), in every
+// dtype and with Q K^T's transposed read; with a part group the nest is the
+// tile's alone.
+TEST(LoopPasses, RowGroupsMatchRunBitForBit) {
+  TileMinWork every("1");
+  std::mt19937_64 rng(44);
+  auto loops = [](const std::string &ir) { return Count(ir, "phi i32"); };
+  const bool wide = uopi_jit_vector_bits() >= 512;
+  for (int32_t blocks : {2 * 16, 3 * 16, 16 + 2}) {
+    for (uopc_dtype t : {UOPC_DT_F32, UOPC_DT_I32, UOPC_DT_F16}) {
+      for (bool qk : {false, true}) {
+        // the row block: TILE_ACCS / 2 rows, or 16 for Q K^T's gather with AVX-512
+        const int32_t U = wide ? (qk ? 16 : 8) : 4, M = blocks * U;
+        Ctx c;
+        uopc_ctx_set_check(c, 0);
+        const int32_t N = 64, K = 9;
+        uopc_node *A = Literal(c, rng, t, M, K), *B = qk ? Literal(c, rng, t, N, K) : Literal(c, rng, t, K, N);
+        int32_t a1[3] = {M, 1, K}, big[3] = {M, N, K}, b1[3] = {1, N, K}, perm[2] = {1, 0};
+        uopc_node *a = uopc_expand(c, uopc_reshape(c, A, a1, 3), big, 3);
+        uopc_node *bt = qk ? B : uopc_permute(c, B, perm, 2);
+        uopc_node *b = uopc_expand(c, uopc_reshape(c, bt, b1, 3), big, 3);
+        uopc_node *u = uopc_reduce(c, uopc_mul(c, a, b), UOPC_OP_ADD, 1);
+        std::string what = std::string(uopc_dtype_name(t)) + (qk ? " QK^T " : " AB ") + std::to_string(M);
+        std::string want = run_text(c, u);
+        ASSERT_EQ(want.rfind("error:", 0), std::string::npos) << what << ": " << want;
+        std::string ir = Ir(c, u, 0);
+        size_t main_loops = 0;  // the REDUCE's kernel: the last one in the text
+        size_t k = ir.rfind("; kernel ");
+        main_loops = loops(ir.substr(k == std::string::npos ? 0 : k));
+        bool whole = blocks % 16 == 0;
+        EXPECT_EQ(main_loops, whole ? 6u : 5u) << what;
+        for (uint32_t threads : {1u, 2u, 3u}) EXPECT_EQ(plan_text_opts(c, u, {UOPC_TIER_FAST, 0, threads}), want) << what;
+        uopc_plan_cache_clear();
+      }
+    }
+  }
+}
+
 // The default thresholds: a small matmul is only interchanged (the tile's
 // compile time would not pay back in one call), the benchmark's is tiled.
 TEST(LoopPasses, TileOnlyWhereItPaysBack) {
@@ -206,8 +247,8 @@ TEST(LoopPasses, TileOnlyWhereItPaysBack) {
     uopc_error e;
     uopc_node *u = uopc_uir_parse(c, src.c_str(), src.size(), "mm.uir", &e);
     ASSERT_NE(u, nullptr) << e.msg;
-    // 64: i, j, t, j'; 1024: B's panels (r, q, w), then io, jo, jr, t, jr'
-    EXPECT_EQ(loops(Ir(c, u, 0)), n == 64 ? 4u : 8u) << n;
+    // 64: i, j, t, j'; 1024: B's panels (r, q, w), then row groups, jo, row blocks, jr, t, jr'
+    EXPECT_EQ(loops(Ir(c, u, 0)), n == 64 ? 4u : 9u) << n;
     // UOPC_COMPILE_HOT (many calls): the 64 x 64 x 64 matmul is tiled too
     if (n == 64) EXPECT_EQ(loops(Ir(c, u, UOPC_COMPILE_HOT)), 5u);
   }
