@@ -211,8 +211,9 @@ TEST(PlanThreads, RandomProgramsMatchRunAt2Threads) {
 }
 
 // The same with streaming stores at every size (UOPC_STREAM_MIN_BYTES=1):
-// each result kernel has its two copies (test_stream.cpp runs the
-// streaming one on aligned buffers).
+// each result kernel has its two copies, and plan_text_opts' result buffer
+// is 64-byte aligned, so the streaming one runs where the JIT's vectors are
+// 512 bits (test_stream.cpp runs both copies on chosen buffers).
 TEST(PlanThreads, RandomProgramsMatchRunWithStreamingStores) {
   EnvScope force("UOPC_SPLIT_MIN_WORK", "1"), stream("UOPC_STREAM_MIN_BYTES", "1");
   uopc_plan_cache_clear();

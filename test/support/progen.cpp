@@ -210,8 +210,10 @@ std::string plan_text_opts(uopc_ctx *c, uopc_node *u, const uopc_compile_opts &o
   out.shape = shape;
   int64_t n = 1;
   for (uint32_t d = 0; d < out.ndim; d++) n *= shape[d];
-  std::vector<unsigned char> data((size_t)n * uopc_dtype_size(out.dtype) + 1);
-  out.data = data.data();
+  // 64-byte aligned, as a host that wants streaming stores passes it: a plan
+  // whose result kernel streams then runs its streaming copy (docs/loops.md)
+  std::vector<unsigned char> data((size_t)n * uopc_dtype_size(out.dtype) + 64);
+  out.data = data.data() + (64 - (uintptr_t)data.data() % 64) % 64;
   std::string r;
   if (uopc_plan_call(p, nullptr, 0, &out, &e) != UOPC_OK) {
     r = "error: " + std::string(e.msg);
