@@ -106,6 +106,26 @@ TEST_F(Run, StuckPrograms) {
   EXPECT_EQ(value(uopc_cast(c, F(3e9), UOPC_DT_I32)), "error: CAST of 3000000000.0 to i32 is undefined (outside the i32 range)");
 }
 
+// run_value decides "a value" without a walk when every STACK's sources are
+// constants or STACKs (is_value), and falls back to the full search past
+// 4096 STACKs or at anything else: the same answers either way, at the
+// stuck node, in nested values, and past the budget (5000 rows of 2).
+TEST_F(Run, ValuesAndStuckNodesInNestedStacks) {
+  uopc_node *row = ints({1, 2});
+  EXPECT_EQ(value(stack({row, row})), "[[1, 2], [1, 2]]");
+  EXPECT_EQ(value(stack({row, stack({I(3), uopc_add(c, p0, I(1))})})),
+            "error: program did not evaluate to a value, stuck at ADD");
+  EXPECT_EQ(value(stack({row, stack({I(3), uopc_idiv(c, I(5), I(0))})})),
+            "error: division by zero in FLOORDIV (5 // 0)");
+  std::vector<uopc_node *> rows;
+  for (int i = 0; i < 5000; i++) rows.push_back(ints({i, -i}));
+  std::string big = value(stack(rows));
+  EXPECT_EQ(big.rfind("[[0, 0], [1, -1], ", 0), 0u) << big.substr(0, 80);
+  EXPECT_NE(big.find("[4999, -4999]]"), std::string::npos);
+  rows.back() = stack({I(1), p0});  // stuck in the last row, past the budget
+  EXPECT_EQ(value(stack(rows)), "error: program did not evaluate to a value, stuck at PARAM");
+}
+
 // push_stack makes an element's constant at once when every operand is a
 // constant (the fold rule's result, without the ALU node in between), but
 // not while a trace is on, which shows each fold.  Both ways give the very

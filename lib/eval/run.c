@@ -77,9 +77,27 @@ static const char *undefined_why(const uopc_node *x, char *buf, size_t n) {
   return NULL;
 }
 
+/* Whether u is a value (a CONST, or a STACK of values), looking at no
+   more than *budget nodes: a STACK whose sources are all CONSTs (srcops
+   says so) is one without a look at them.  0 when it is not, or when the
+   budget ran out (then stuck_at decides). */
+static int is_value(const uopc_node *u, uint32_t *budget) {
+  if (u->op == UOPC_OP_CONST) return 1;
+  if (u->op != UOPC_OP_STACK || !*budget) return 0;
+  --*budget;
+  const uint64_t consts = UINT64_C(1) << UOPC_OP_CONST, stacks = UINT64_C(1) << UOPC_OP_STACK;
+  if (u->srcops == consts) return 1;
+  if (u->srcops & ~(consts | stacks)) return 0;
+  for (uint32_t i = 0; i < u->nsrc; i++)
+    if (!is_value(u->src[i], budget)) return 0;
+  return 1;
+}
+
 uopc_node *uopc_run_value(uopc_ctx *c, uopc_node *u) {
   uopc_node *r = uopc_run(c, u);
   if (!r) return NULL;
+  uint32_t budget = 4096; /* STACKs (of any depth: STACKs nest one per dim) */
+  if (is_value(r, &budget)) return r; /* what stuck_at would find: nothing */
   uint64_t fails = uopi_fail_count(c);
   char why[200];
   uopc_node *bad = stuck_at(c, r, why, sizeof why);
