@@ -14,9 +14,9 @@
  * cache anyway: then reading each line before writing it (what an ordinary
  * store does) is a third more memory traffic for a*b+a, and the written
  * lines evict data that is read again.  Under the threshold (half the last
- * level cache, at most 16 MiB) an ordinary store keeps the output in the cache for the next
- * kernel, which a streaming store would send to memory.  A kernel that
- * reads what it writes (an accumulation) never streams.
+ * level cache, at most 16 MiB) an ordinary store keeps the output in the
+ * cache for the next kernel, which a streaming store would send to memory.
+ * A kernel that reads what it writes (an accumulation) never streams.
  */
 #include <unistd.h>
 

@@ -13,8 +13,8 @@
  * zero extension in every address.  The unroll pass unrolls only the loops
  * the lowering marks (a strict serial float reduction: codegen/emit.c), none
  * by its own heuristics.  No mem2reg/SROA, no loop rotation: the lowering
- * emits SSA and bottom-tested loops itself.  TIER2 is LLVM's default<O2> with the SLP
- * vectorizer on, as clang -O2 runs it.  A fast-math module (jit.h, "fast
+ * emits SSA and bottom-tested loops itself.  TIER2 is LLVM's default<O2>
+ * with the SLP vectorizer on, as clang -O2 runs it.  A fast-math module (jit.h, "fast
  * math") runs TIER0 with the vectorizer's own interleave count: a reduction
  * marked reassoc then gets several vector accumulators (the latency of one
  * dependent vector add per iteration is what holds a sum below bandwidth).

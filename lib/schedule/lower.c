@@ -911,7 +911,8 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
   /* V vectors side by side when the row block leaves registers for them */
   int64_t V = tile && 2 * U <= TILE_ACCS && jsize % (2 * TILE_J) == 0 ? 2 : 1;
   if (tile && !pack_panels(L, &first, &step, j2, t, (int32_t)(TILE_J * V), isize / U)) return NULL;
-  uopc_node *outer[UOPC_LIMIT_DIMS];
+  uopc_node *outer[UOPC_LIMIT_DIMS]; /* nd - 1 axes, then jo and ib: at most nd + 1 <= UOPC_LIMIT_DIMS
+                                        (the REDUCE's source has nd + K dims, K >= 1) */
   uint32_t no = 0;
   for (uint32_t d = 0; d < nd; d++)
     if ((int)d != jx) outer[no++] = o[d];
