@@ -36,6 +36,16 @@ uopc_node *Literal(uopc_ctx *c, std::mt19937_64 &rng, uopc_dtype t, int32_t rows
   return uopc_reshape(c, flat, shape, 2);
 }
 
+// A (M, K) and B, (K, N) or (N, K) as attention's Q K^T reads it, broadcast
+// to (M, N, K) and multiplied: what a matmul-like REDUCE reduces over its
+// last axis.
+uopc_node *Products(uopc_ctx *c, uopc_node *A, uopc_node *B, int32_t M, int32_t N, int32_t K, bool qk) {
+  int32_t a1[3] = {M, 1, K}, big[3] = {M, N, K}, b1[3] = {1, N, K}, perm[2] = {1, 0};
+  uopc_node *a = uopc_expand(c, uopc_reshape(c, A, a1, 3), big, 3);
+  uopc_node *b = uopc_expand(c, uopc_reshape(c, qk ? B : uopc_permute(c, B, perm, 2), b1, 3), big, 3);
+  return uopc_mul(c, a, b);
+}
+
 // One random matmul-like program: C[m, n] = reduce_k op(A[m, k], B[k, n])
 // (B given as (K, N), or as (N, K) the way attention's Q K^T reads it), the
 // reduced axis split in two for some, with an elementwise step in the body.
@@ -51,16 +61,8 @@ uopc_node *Program(uopc_ctx *c, std::mt19937_64 &rng, std::string *what) {
   bool qk = rng() % 3 == 0, split = K % 1 == 0 && K > 2 && rng() % 4 == 0, bias = rng() % 3 == 0;
   if (rop == UOPC_OP_MUL && t != UOPC_DT_I32) K = K > 5 ? 5 : K;  // keep float products finite
   uopc_node *A = Literal(c, rng, t, M, K), *B = qk ? Literal(c, rng, t, N, K) : Literal(c, rng, t, K, N);
-  int32_t a1[3] = {M, 1, K}, big[3] = {M, N, K}, b1[3] = {1, N, K};
-  uopc_node *a = uopc_expand(c, uopc_reshape(c, A, a1, 3), big, 3);
-  uopc_node *b;
-  if (qk) {
-    b = uopc_expand(c, uopc_reshape(c, B, b1, 3), big, 3);
-  } else {
-    int32_t perm[2] = {1, 0};
-    b = uopc_expand(c, uopc_reshape(c, uopc_permute(c, B, perm, 2), b1, 3), big, 3);
-  }
-  uopc_node *p = uopc_mul(c, a, b);
+  uopc_node *p = Products(c, A, B, M, N, K, qk);
+  int32_t big[3] = {M, N, K};
   if (bias) {
     int32_t ones[3] = {1, 1, 1};
     p = uopc_add(c, p, uopc_expand(c, uopc_reshape(c, uopc_const_like(c, p, 3), ones, 3), big, 3));
@@ -177,10 +179,7 @@ TEST(LoopPasses, MatmulGetsARegisterTile) {
   Ctx c;
   std::mt19937_64 rng(3);
   uopc_node *A = Literal(c, rng, UOPC_DT_F32, 64, 64), *B = Literal(c, rng, UOPC_DT_F32, 64, 64);
-  int32_t a1[3] = {64, 1, 64}, big[3] = {64, 64, 64}, b1[3] = {1, 64, 64}, perm[2] = {1, 0};
-  uopc_node *a = uopc_expand(c, uopc_reshape(c, A, a1, 3), big, 3);
-  uopc_node *b = uopc_expand(c, uopc_reshape(c, uopc_permute(c, B, perm, 2), b1, 3), big, 3);
-  uopc_node *u = uopc_reduce(c, uopc_mul(c, a, b), UOPC_OP_ADD, 1);
+  uopc_node *u = uopc_reduce(c, Products(c, A, B, 64, 64, 64, false), UOPC_OP_ADD, 1);
   std::string on = Ir(c, u, 0), off = Ir(c, u, UOPC_COMPILE_NO_REORDER | UOPC_COMPILE_NO_UPCAST);
   // as emitted (before LLVM's passes, which vectorize the tile): off, the
   // nest i, j, t (three loops); on, column blocks, row blocks of 8, the
@@ -212,18 +211,13 @@ TEST(LoopPasses, RowGroupsMatchRunBitForBit) {
         uopc_ctx_set_check(c, 0);
         const int32_t N = 64, K = 9;
         uopc_node *A = Literal(c, rng, t, M, K), *B = qk ? Literal(c, rng, t, N, K) : Literal(c, rng, t, K, N);
-        int32_t a1[3] = {M, 1, K}, big[3] = {M, N, K}, b1[3] = {1, N, K}, perm[2] = {1, 0};
-        uopc_node *a = uopc_expand(c, uopc_reshape(c, A, a1, 3), big, 3);
-        uopc_node *bt = qk ? B : uopc_permute(c, B, perm, 2);
-        uopc_node *b = uopc_expand(c, uopc_reshape(c, bt, b1, 3), big, 3);
-        uopc_node *u = uopc_reduce(c, uopc_mul(c, a, b), UOPC_OP_ADD, 1);
+        uopc_node *u = uopc_reduce(c, Products(c, A, B, M, N, K, qk), UOPC_OP_ADD, 1);
         std::string what = std::string(uopc_dtype_name(t)) + (qk ? " QK^T " : " AB ") + std::to_string(M);
         std::string want = run_text(c, u);
         ASSERT_EQ(want.rfind("error:", 0), std::string::npos) << what << ": " << want;
         std::string ir = Ir(c, u, 0);
-        size_t main_loops = 0;  // the REDUCE's kernel: the last one in the text
-        size_t k = ir.rfind("; kernel ");
-        main_loops = loops(ir.substr(k == std::string::npos ? 0 : k));
+        size_t k = ir.rfind("; kernel ");  // the REDUCE's kernel: the last one in the text
+        size_t main_loops = loops(ir.substr(k == std::string::npos ? 0 : k));
         bool whole = blocks % 16 == 0;
         EXPECT_EQ(main_loops, whole ? 6u : 5u) << what;
         for (uint32_t threads : {1u, 2u, 3u}) EXPECT_EQ(plan_text_opts(c, u, {UOPC_TIER_FAST, 0, threads}), want) << what;
@@ -355,10 +349,8 @@ TEST(LoopPasses, ShortRowsAreInterleavedWhole) {
   std::mt19937_64 rng(9);
   const int32_t M = 16, K = 32, N = 8 * (int32_t)(uopi_jit_vector_bits() / 32);  // 8 vectors
   uopc_node *P = Literal(c, rng, UOPC_DT_F32, M, K), *V = Literal(c, rng, UOPC_DT_F32, K, N);
-  int32_t p1[3] = {M, 1, K}, big[3] = {M, N, K}, v1[3] = {1, N, K}, perm[2] = {1, 0};
-  uopc_node *p = uopc_expand(c, uopc_reshape(c, P, p1, 3), big, 3);
-  uopc_node *v = uopc_expand(c, uopc_reshape(c, uopc_permute(c, V, perm, 2), v1, 3), big, 3);
-  uopc_node *u = uopc_reduce(c, uopc_mul(c, p, v), UOPC_OP_ADD, 1);
+  uopc_node *u = uopc_reduce(c, Products(c, P, V, M, N, K, false), UOPC_OP_ADD, 1);
+  int32_t perm[2] = {1, 0};
   std::string ir = Ir(c, u, 0);
   EXPECT_NE(ir.find("!\"llvm.loop.interleave.count\", i32 8}"), std::string::npos) << ir;
   EXPECT_EQ(PlanWith(c, u, 0), run_text(c, u));

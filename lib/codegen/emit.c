@@ -178,6 +178,23 @@ static void loop_hint(uopi_cg *g, LLVMValueRef br, const char *const *hint, cons
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->lc, "llvm.loop", 9), LLVMMetadataAsValue(g->lc, id));
 }
 
+/* The bit of E->dep for the loop at depth d (depths past 63 share bit 63). */
+static uint64_t depth_bit(uint32_t d) { return 1ull << (d < 63 ? d : 63); }
+
+/* The stores in the body of loop l (closed at instruction at): how many, or
+   -1 when one's address depends on a loop in `moved` (E->dep bits) or, with
+   floats_only, one stores a value that is not a float. */
+static int fixed_stores(const em *E, const loop *l, uint32_t at, uint64_t moved, int floats_only) {
+  int stores = 0;
+  for (uint32_t i = l->at + 1; i < at; i++) {
+    const uopi_pinst *x = &E->p->ins[i];
+    if (x->kind != UOPI_P_STORE) continue;
+    if ((E->dep[x->src[0]] & moved) || (floats_only && !uopi_dtype_is_float((uopc_dtype)x->dtype))) return -1;
+    stores++;
+  }
+  return stores;
+}
+
 /* Whether loop l (closed at instruction at) is a short row: innermost,
    inside another loop, of 2 to SHORT_VECTORS vectors of 32-bit lanes,
    storing only at addresses its parent loop does not move (an output row
@@ -192,16 +209,7 @@ static int short_row(const em *E, const loop *l, uint32_t at) {
   if (l->outer || E->nloops == 0 || !LLVMIsAConstantInt(l->end)) return 0;
   int64_t n = LLVMConstIntGetSExtValue(l->end), w = (int64_t)(uopi_jit_vector_bits() / 32);
   if (w < 2 || n % w || n / w < 2 || n / w > SHORT_VECTORS) return 0;
-  uint32_t d = E->p->ins[l->at].depth;
-  uint64_t parent = 1ull << (d - 1 < 63 ? d - 1 : 63);
-  int stores = 0;
-  for (uint32_t i = l->at + 1; i < at; i++) {
-    const uopi_pinst *x = &E->p->ins[i];
-    if (x->kind != UOPI_P_STORE) continue;
-    if (E->dep[x->src[0]] & parent) return 0;
-    stores++;
-  }
-  return stores > 0;
+  return fixed_stores(E, l, at, depth_bit(E->p->ins[l->at].depth - 1), 0) > 0;
 }
 
 /* Whether loop l (closed at instruction at) is a serial float reduction in
@@ -219,16 +227,7 @@ static int short_row(const em *E, const loop *l, uint32_t at) {
 #define SERIAL_UNROLL 8
 static int serial_reduction(const em *E, const loop *l, uint32_t at) {
   if (E->g.fast || l->outer || at - l->at > SERIAL_MAX) return 0;
-  uint32_t d = E->p->ins[l->at].depth;
-  uint64_t self = 1ull << (d < 63 ? d : 63);
-  int stores = 0;
-  for (uint32_t i = l->at + 1; i < at; i++) {
-    const uopi_pinst *x = &E->p->ins[i];
-    if (x->kind != UOPI_P_STORE) continue;
-    if ((E->dep[x->src[0]] & self) || !uopi_dtype_is_float((uopc_dtype)x->dtype)) return 0;
-    stores++;
-  }
-  return stores > 0;
+  return fixed_stores(E, l, at, depth_bit(E->p->ins[l->at].depth), 1) > 0;
 }
 
 static void close_loop(em *E, uint32_t at) {
@@ -263,7 +262,7 @@ static void emit_all(em *E) {
   for (uint32_t i = 0; i < p->n && !g->failed; i++) {
     const uopi_pinst *x = &p->ins[i];
     LLVMValueRef s[3] = {0}, v = NULL;
-    uint64_t dep = x->kind == UOPI_P_LOOP ? 1ull << (x->depth < 63 ? x->depth : 63) : 0;
+    uint64_t dep = x->kind == UOPI_P_LOOP ? depth_bit(x->depth) : 0;
     for (uint32_t j = 0; j < x->nsrc; j++) s[j] = E->val[x->src[j]], dep |= E->dep[x->src[j]];
     E->dep[i] = dep;
     switch (x->kind) {
