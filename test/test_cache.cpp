@@ -329,8 +329,8 @@ TEST(CacheKey, EqualGraphsFromDifferentContextsShareAKey) {
 // here independently from uopc_toposort: "R1" or "G1", nbufs, count, then
 // per node op dtype ndim shape nsrc (position deltas) arg.i bits(arg.f)
 // rop n v[n] name, all LEB128 (signed ones zigzag).  The nodes in toposort
-// order, or with by_id in id order (raw keys of roots with ids below 1024).
-std::vector<uint8_t> RefBytes(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs, bool by_id = false) {
+// order (raw keys of roots with ids from 1024 on, and prepared keys).
+std::vector<uint8_t> RefBytes(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs) {
   std::vector<uint8_t> b;
   auto u = [&](uint64_t v) {
     while (v >= 0x80) b.push_back((uint8_t)(v | 0x80)), v >>= 7;
@@ -339,7 +339,6 @@ std::vector<uint8_t> RefBytes(uopc_ctx *c, uopc_node *root, char tag, uint32_t n
   auto s = [&](int64_t v) { u(((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); };
   uint32_t n = 0;
   uopc_node **all = uopc_toposort(c, root, &n);
-  if (by_id) std::sort(all, all + n, [](const uopc_node *x, const uopc_node *y) { return x->id < y->id; });
   std::map<const uopc_node *, uint32_t> pos;
   b.push_back((uint8_t)tag), b.push_back('1');
   u(nbufs), u(n);
@@ -366,8 +365,48 @@ std::vector<uint8_t> RefBytes(uopc_ctx *c, uopc_node *root, char tag, uint32_t n
   return b;
 }
 
+// A raw key's bytes in key.c's "R2" form, made here independently: the
+// nodes in id order, each as op dtype ndim have (u8) nsrc (u32) shape (i32)
+// position deltas (u32), then the nonzero arguments that `have` names
+// (1 arg.i i64, 2 bits(arg.f) u64, 4 rop u32, 8 n u32, 16 v i32[n], 32 name
+// length u32 and bytes), in host byte order.
+std::vector<uint8_t> RefRawBytes(uopc_ctx *c, uopc_node *root) {
+  std::vector<uint8_t> b;
+  auto raw = [&](const void *p, size_t n) {
+    const uint8_t *q = static_cast<const uint8_t *>(p);
+    b.insert(b.end(), q, q + n);
+  };
+  auto u32 = [&](uint32_t v) { raw(&v, 4); };
+  uint32_t n = 0;
+  uopc_node **all = uopc_toposort(c, root, &n);
+  std::sort(all, all + n, [](const uopc_node *x, const uopc_node *y) { return x->id < y->id; });
+  std::map<const uopc_node *, uint32_t> pos;
+  b.push_back('R'), b.push_back('2');
+  u32(n);
+  for (uint32_t i = 0; i < n; i++) {
+    const uopc_node *x = all[i];
+    pos[x] = i;
+    uint64_t fb;
+    memcpy(&fb, &x->arg.f, 8);
+    unsigned have = (x->arg.i != 0) | (fb != 0) << 1 | (x->arg.rop != 0) << 2 | (x->arg.n != 0) << 3 |
+                    (x->arg.n != 0 && x->arg.v) << 4 | (x->arg.name != nullptr) << 5;
+    b.push_back(x->op), b.push_back(x->dtype), b.push_back(x->ndim), b.push_back((uint8_t)have);
+    u32(x->nsrc);
+    for (uint32_t d = 0; d < x->ndim; d++) raw(&x->shape[d], 4);
+    for (uint32_t k = 0; k < x->nsrc; k++) u32(i - pos.at(x->src[k]));
+    if (have & 1) raw(&x->arg.i, 8);
+    if (have & 2) raw(&fb, 8);
+    if (have & 4) u32(x->arg.rop);
+    if (have & 8) u32(x->arg.n);
+    if (have & 16) raw(x->arg.v, 4 * (size_t)x->arg.n);
+    if (have & 32) u32((uint32_t)strlen(x->arg.name)), raw(x->arg.name, strlen(x->arg.name));
+  }
+  uopc_mem_free(c, all, (size_t)n * sizeof *all);
+  return b;
+}
+
 // The bytes (key.c): a raw key of a root with an id below 1024 in id order
-// (A), one beyond in toposort order with a side table (B), and for a graph
+// ("R2", A), one beyond in toposort order with a side table (B), and for a graph
 // deeper than the walk's 128 frames on the stack.  Every way gives the
 // documented bytes, prepared keys the same in both contexts, and the raw-key
 // memo gives them back unchanged.
@@ -395,7 +434,7 @@ TEST(CacheKey, BytesAreTheDocumentedSerializationInEveryContext) {
     ASSERT_EQ(uopi_kkey_raw(A.c, ra, UOPI_JIT_TIER0, 0, &xa2.k), UOPC_OK);  // from the memo
     ASSERT_LT(ra->id, 1024u);
     ASSERT_GE(rb->id, 1024u);
-    std::vector<uint8_t> want = RefBytes(A.c, ra, 'R', 0, true);
+    std::vector<uint8_t> want = RefRawBytes(A.c, ra);
     EXPECT_EQ(std::vector<uint8_t>(xa.k.graph, xa.k.graph + xa.k.graph_len), want);
     EXPECT_EQ(std::vector<uint8_t>(xb.k.graph, xb.k.graph + xb.k.graph_len), RefBytes(B.c, rb, 'R', 0));
     EXPECT_EQ(std::vector<uint8_t>(xa2.k.graph, xa2.k.graph + xa2.k.graph_len), want);
@@ -410,6 +449,45 @@ TEST(CacheKey, BytesAreTheDocumentedSerializationInEveryContext) {
               std::vector<uint8_t>(pa.k.graph, pa.k.graph + pa.k.graph_len));
     EXPECT_EQ(Hex(pa.k.hash), Hex(pb.k.hash));
     EXPECT_NE(Hex(pa.k.hash), Hex(xa.k.hash));  // prepared and raw keys are told apart
+  }
+}
+
+// "R2" writes each argument only when it is not zero, at a width that the
+// bytes before it fix: every argument kind (slot, shape, reshape and permute
+// vectors, reduce op, float bits, a call's name) gives the documented bytes,
+// and graphs that differ in one argument (0.0 and -0.0 included) give
+// different bytes and hashes, while the same graph built again gives the same.
+TEST(CacheKey, RawBytesWriteEveryArgumentApart) {
+  auto build = [](uopc_ctx *c, int variant) {
+    const int32_t sh[2] = {4, 6}, sh2[2] = {6, 4}, perm[2] = {1, 0};
+    const int32_t one[2] = {1, 1};
+    uopc_node *x = uopc_param(c, 0, UOPC_DT_F32, sh, 2);
+    uopc_node *t = variant == 2 ? uopc_reshape(c, x, sh2, 2) : uopc_permute(c, x, perm, 2);
+    uopc_node *r = uopc_reduce(c, t, variant == 5 ? UOPC_OP_MAX : UOPC_OP_ADD, variant == 1 ? 2 : 1);
+    uopc_node *k = uopc_const_f(c, UOPC_DT_F32, variant == 3 ? -0.0 : variant == 4 ? -2.5 : 0.0);
+    uopc_node *arg = uopc_expand(c, uopc_reshape(c, k, one, 2), sh, 2);
+    return uopc_call(c, r, &arg, 1, variant == 6 ? "g" : variant == 7 ? nullptr : "f");
+  };
+  std::vector<std::vector<uint8_t>> seen;
+  std::vector<std::string> hashes;
+  for (int v = 0; v < 8; v++) {
+    SCOPED_TRACE(v);
+    Kernel A, B;
+    uopc_node *ra = build(A.c, v), *rb = build(B.c, v);
+    ASSERT_NE(ra, nullptr) << uopc_ctx_error(A.c)->msg;
+    Key ka, kb;
+    ASSERT_EQ(uopi_kkey_raw(A.c, ra, UOPI_JIT_TIER0, 0, &ka.k), UOPC_OK);
+    ASSERT_EQ(uopi_kkey_raw(B.c, rb, UOPI_JIT_TIER0, 0, &kb.k), UOPC_OK);
+    std::vector<uint8_t> got(ka.k.graph, ka.k.graph + ka.k.graph_len);
+    EXPECT_EQ(got, RefRawBytes(A.c, ra));
+    EXPECT_EQ(got, std::vector<uint8_t>(kb.k.graph, kb.k.graph + kb.k.graph_len));
+    EXPECT_EQ(Hex(ka.k.hash), Hex(kb.k.hash));
+    for (size_t q = 0; q < seen.size(); q++) {
+      EXPECT_NE(got, seen[q]) << "variants " << q << " and " << v;
+      EXPECT_NE(Hex(ka.k.hash), hashes[q]);
+    }
+    seen.push_back(got);
+    hashes.push_back(Hex(ka.k.hash));
   }
 }
 

@@ -11,10 +11,11 @@
  *
  * Positions are toposort positions, so equal graphs built in any context, in
  * any order, give the same bytes, and different graphs different bytes.
- * One exception: a raw key ("R1") of a root with an id below POS_SMALL lists
- * the nodes in id order, another topological order (serialize_ids): the same
- * graph built in another order then gives other raw bytes, a raw-key miss
- * that the prepared key answers; different graphs still give different bytes.
+ * One exception: a raw key of a root with an id below POS_SMALL is "R2"
+ * (serialize_ids): the nodes in id order, another topological order, each
+ * in a fixed-width form; the same graph built in another order then gives
+ * other raw bytes, a raw-key miss that the prepared key answers; different
+ * graphs still give different bytes.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -351,20 +352,76 @@ static uint8_t *serialize(uopc_ctx *c, uopc_node *root, char tag, uint32_t nbufs
   return buf;
 }
 
-/* The raw key's bytes for a root with an id below POS_SMALL: the nodes
-   reachable from root in id order instead of toposort order.  Ids are a
-   topological order (a node's sources exist before it is made), so the
-   format is the same and decodes to the same graph: positions are relative,
-   and the root comes last either way.  It needs no stack and few branches
-   that depend on the graph: one pass down from root marks the sources (and
-   counts the nodes and their bytes), one pass up writes the marked nodes.
-   The same graph built in another order gives other bytes: a raw-key miss
-   (then the prepared key finds the entry), never a wrong hit, since equal
-   bytes still mean equal graphs.  NULL with the error set when out of memory. */
+/* The raw key's bytes for a root with an id below POS_SMALL ("R2"): the
+   nodes reachable from root in id order instead of toposort order, each in a
+   fixed-width form instead of LEB128 (host byte order: a raw key never
+   leaves the process), the arguments that are zero left out:
+ *
+ *   "R2" count(u32)
+ *   per node: op dtype ndim have (u8 each) nsrc (u32) shape[ndim] (i32)
+ *             (position - source position)[nsrc] (u32), then in this order
+ *             what `have` names: arg.i (i64), bits(arg.f) (u64), arg.rop
+ *             (u32), arg.n (u32), arg.v[n] (i32), name length (u32) and bytes
+ *
+   Every field's width follows from the bytes before it, so equal bytes
+   still mean equal graphs; and "R2" never equals "R1" (serialize's raw key,
+   taken for larger contexts), so the two forms never answer for each
+   other.  Ids are a topological order (a node's sources exist before it is
+   made), so sources come first, as in toposort order.  It needs no stack
+   and few branches that depend on the graph: one pass down from root marks
+   the sources (and counts the nodes and their bytes), one pass up writes the
+   marked nodes.  The same graph built in another order gives other bytes:
+   a raw-key miss (then the prepared key finds the entry), never a wrong
+   hit.  A memory hit of a 31-node kernel spent 5.5k of its 7.5k
+   instructions making the LEB128 form (docs/decisions.md, stop 27).  NULL
+   with the error set when out of memory. */
+#define RAW_I 1u
+#define RAW_F 2u
+#define RAW_ROP 4u
+#define RAW_N 8u
+#define RAW_V 16u
+#define RAW_NAME 32u
+
+static size_t raw_bound(const uopc_node *u) {
+  return 8 + 4 * ((size_t)u->ndim + u->nsrc + u->arg.n) + 32 + (u->arg.name ? strlen(u->arg.name) : 0);
+}
+
+static uint8_t *put32(uint8_t *p, uint32_t v) { return memcpy(p, &v, 4), p + 4; }
+
+static uint8_t *put_raw(uint8_t *p, const uopc_node *u, uint32_t i, const uint32_t *pos) {
+  const uopc_arg *a = &u->arg;
+  uint64_t fb = dbits(a->f);
+  unsigned have = 0;
+  if ((uint64_t)a->i | fb | a->rop | a->n | (uintptr_t)a->v | (uintptr_t)a->name) /* most nodes: none */
+    have = (a->i ? RAW_I : 0) | (fb ? RAW_F : 0) | (a->rop ? RAW_ROP : 0) | (a->n ? RAW_N : 0) |
+           (a->n && a->v ? RAW_V : 0) | (a->name ? RAW_NAME : 0);
+  uint64_t head = (uint64_t)u->op | (uint64_t)u->dtype << 8 | (uint64_t)u->ndim << 16 | (uint64_t)have << 24 |
+                  (uint64_t)u->nsrc << 32; /* one store: op dtype ndim have nsrc on a little-endian host */
+  memcpy(p, &head, 8), p += 8;
+  if (u->ndim) memcpy(p, u->shape, 4 * (size_t)u->ndim), p += 4 * (size_t)u->ndim;
+  for (uint32_t s = 0; s < u->nsrc; s++) {
+    uint32_t q = pos[u->src[s]->id];
+    UOPI_ASSERT(q > 0 && q <= i); /* sources come first */
+    p = put32(p, i + 1 - q);
+  }
+  if (__builtin_expect(have == 0, 1)) return p;
+  if (have & RAW_I) memcpy(p, &a->i, 8), p += 8;
+  if (have & RAW_F) memcpy(p, &fb, 8), p += 8;
+  if (have & RAW_ROP) p = put32(p, a->rop);
+  if (have & RAW_N) p = put32(p, a->n);
+  if (have & RAW_V) memcpy(p, a->v, 4 * (size_t)a->n), p += 4 * (size_t)a->n;
+  if (have & RAW_NAME) {
+    size_t l = strlen(a->name);
+    p = put32(p, (uint32_t)l);
+    memcpy(p, a->name, l), p += l;
+  }
+  return p;
+}
+
 static uint8_t *serialize_ids(uopc_ctx *c, uopc_node *root, size_t *len) {
   uint32_t pos[POS_SMALL]; /* 0: not reached; then 1: reached; then position + 1 */
   uint32_t hi = root->id, id = hi, n = 0, pending = 1;
-  size_t bound = HEAD_ROOM;
+  size_t bound = 6;
   memset(pos, 0, ((size_t)hi + 1) * sizeof *pos);
   pos[hi] = 1;
   for (;; id--) {
@@ -376,7 +433,7 @@ static uint8_t *serialize_ids(uopc_ctx *c, uopc_node *root, size_t *len) {
         pending += !pos[sid];
         pos[sid] = 1;
       }
-      bound += node_bound(u), n++;
+      bound += raw_bound(u), n++;
       if (!--pending) break;
     }
   }
@@ -385,10 +442,10 @@ static uint8_t *serialize_ids(uopc_ctx *c, uopc_node *root, size_t *len) {
     uopc_fail(c, UOPC_ERR_NOMEM, "out of memory");
     return NULL;
   }
-  p = put_head(p, 'R', 0, n);
-  posmap m = {pos, NULL};
+  *p++ = 'R', *p++ = '2';
+  p = put32(p, n);
   for (uint32_t i = 0; id <= hi; id++)
-    if (pos[id]) pos[id] = i + 1, p = put_node(p, c->nodes[id], i, &m), i++;
+    if (pos[id]) pos[id] = i + 1, p = put_raw(p, c->nodes[id], i, pos), i++;
   *len = (size_t)(p - buf);
   return buf;
 }
