@@ -166,7 +166,8 @@ TEST(LoopPasses, RowReductionsRunAsChainsBitForBit) {
   std::mt19937_64 r2(5);
   uopc_node *u = uopc_reduce(c, Literal(c, r2, UOPC_DT_F32, 16, 64), UOPC_OP_ADD, 1);
   EXPECT_EQ(Count(Ir(c, u, 0), "fadd float"), 8u);  // the step of 8 chains (the first element is a store)
-  EXPECT_EQ(Count(Ir(c, u, UOPC_COMPILE_NO_UPCAST), "fadd float"), 1u);
+  // one chain: the unrolled loop's add and its rest's (63 steps: 56 unrolled, 7 left)
+  EXPECT_EQ(Count(Ir(c, u, UOPC_COMPILE_NO_UPCAST), "fadd float"), 2u);
   EXPECT_EQ(PlanWith(c, u, 0), run_text(c, u));
   uopc_plan_cache_clear();
 }
@@ -182,10 +183,11 @@ TEST(LoopPasses, MatmulGetsARegisterTile) {
   uopc_node *u = uopc_reduce(c, Products(c, A, B, 64, 64, 64, false), UOPC_OP_ADD, 1);
   std::string on = Ir(c, u, 0), off = Ir(c, u, UOPC_COMPILE_NO_REORDER | UOPC_COMPILE_NO_UPCAST);
   // as emitted (before LLVM's passes, which vectorize the tile): off, the
-  // nest i, j, t (three loops); on, column blocks, row blocks of 8, the
-  // first element's 16 columns, t, the step's 16 columns (five)
+  // nest i, j, t and t's rest (a serial reduction of 63 steps: 56 unrolled,
+  // 7 left; four loops); on, column blocks, row blocks of 8, the first
+  // element's 16 columns, t, the step's 16 columns (five)
   auto loops = [](const std::string &ir) { return Count(ir, "phi i32"); };
-  EXPECT_EQ(loops(off), 3u);
+  EXPECT_EQ(loops(off), 4u);
   EXPECT_EQ(loops(on), 5u);
   EXPECT_EQ(PlanWith(c, u, 0), run_text(c, u));
   uopc_plan_cache_clear();
@@ -365,12 +367,14 @@ TEST(LoopPasses, ShortRowsAreInterleavedWhole) {
 // A serial float reduction in strict mode (a sum along the innermost axis,
 // one dependent add an iteration) is unrolled by 8 (llvm.loop.unroll.count on
 // its latch, lib/codegen/emit.c serial_reduction): the same adds in the same
-// order, so `run`'s bits, at lengths that leave every remainder of 8; not in
-// fast mode (the vectorizer reassociates it) and not for i32 (it vectorizes).
+// order, so `run`'s bits, at lengths that leave every remainder of 8 (past
+// 8 adds, those the unroll does not divide run in a loop of their own after
+// it); not in fast mode (the vectorizer reassociates it) and not for i32 (it
+// vectorizes).
 TEST(LoopPasses, SerialReductionsAreUnrolledBitForBit) {
   Ctx c;
   std::mt19937_64 rng(33);
-  static const int32_t lens[] = {3, 7, 8, 9, 10, 16, 17, 1003};
+  static const int32_t lens[] = {3, 7, 8, 9, 10, 12, 14, 16, 17, 1003};
   for (uopc_dtype t : {UOPC_DT_F32, UOPC_DT_F16, UOPC_DT_I32}) {
     for (int32_t n : lens) {
       for (int32_t rows : {1, 3}) {
@@ -379,6 +383,10 @@ TEST(LoopPasses, SerialReductionsAreUnrolledBitForBit) {
         std::string ir = Ir(c, u, 0);
         bool unrolled = ir.find("!\"llvm.loop.unroll.count\", i32 8}") != std::string::npos;
         EXPECT_EQ(unrolled, t != UOPC_DT_I32) << what << "\n" << ir;
+        // its counter runs from 1, so that the body reads the counter itself (emit.c open_loop)
+        EXPECT_EQ(ir.find("phi i32 [ 1, ") != std::string::npos, unrolled && n > 2) << what << "\n" << ir;
+        // n - 1 adds (the first element is a store): past 8, what the unroll does not divide runs in a rest loop
+        EXPECT_EQ(Count(ir, "rest.loop:"), unrolled && n - 1 > 8 && (n - 1) % 8 ? 1u : 0u) << what << "\n" << ir;
         EXPECT_EQ(Ir(c, u, UOPC_COMPILE_FAST_MATH).find("llvm.loop.unroll.count"), std::string::npos) << what;
         EXPECT_EQ(PlanWith(c, u, 0), run_text(c, u)) << what;
       }

@@ -43,6 +43,8 @@ typedef struct loop {
   LLVMBasicBlockRef body, after;
   uint32_t at; /* the LOOP instruction */
   int outer;   /* a loop opens inside it */
+  int serial;  /* a serial reduction (serial_reduction), known when it opens */
+  int from1;   /* its counter runs from 1 and the body sees counter - 1 */
 } loop;
 
 typedef struct em {
@@ -137,47 +139,6 @@ static void store(uopi_cg *E, const uopi_pinst *x, LLVMValueRef p, LLVMValueRef 
 
 /* ---- loops ------------------------------------------------------------------------ */
 
-/* A loop of one iteration (end is the constant 1) is its body once, with
-   the counter 0: no blocks, no phi (deep nests of size-1 loops stay
-   straight-line code for LLVM, whose loop passes and register allocator
-   take time quadratic in the nesting depth). */
-static LLVMValueRef open_loop(em *E, uint32_t at, LLVMValueRef end) {
-  uopi_cg *g = &E->g;
-  if (E->nloops) E->loops[E->nloops - 1].outer = 1;
-  loop *l = &E->loops[E->nloops++];
-  l->end = end;
-  l->at = at;
-  l->outer = 0;
-  if (LLVMIsAConstantInt(end) && LLVMConstIntGetSExtValue(end) == 1) {
-    l->body = l->after = NULL;
-    return l->iv = i32c(g, 0);
-  }
-  l->body = LLVMAppendBasicBlockInContext(g->lc, g->fn, "loop");
-  l->after = LLVMAppendBasicBlockInContext(g->lc, g->fn, "after");
-  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, end, i32c(g, 0), "any"), l->body, l->after);
-  LLVMPositionBuilderAtEnd(g->b, l->body);
-  l->iv = LLVMBuildPhi(g->b, g->i32, "r");
-  LLVMValueRef zero = i32c(g, 0);
-  LLVMAddIncoming(l->iv, &zero, &pre, 1);
-  return l->iv;
-}
-
-/* Marks the latch br: llvm.loop = distinct !{self, !{hint[k], value[k]}...}
-   (llvm.loop.vectorize.enable i1 false, llvm.loop.interleave.count i32 n). */
-static void loop_hint(uopi_cg *g, LLVMValueRef br, const char *const *hint, const LLVMValueRef *value, unsigned n) {
-  LLVMMetadataRef ops[3];
-  ops[0] = LLVMTemporaryMDNode(g->lc, NULL, 0);
-  for (unsigned k = 0; k < n && k < 2; k++) {
-    LLVMMetadataRef opt[2] = {LLVMMDStringInContext2(g->lc, hint[k], strlen(hint[k])), LLVMValueAsMetadata(value[k])};
-    ops[k + 1] = LLVMMDNodeInContext2(g->lc, opt, 2);
-  }
-  LLVMMetadataRef tmp = ops[0];
-  LLVMMetadataRef id = LLVMMDNodeInContext2(g->lc, ops, (n < 2 ? n : 2) + 1);
-  LLVMMetadataReplaceAllUsesWith(tmp, id); /* operand 0 is the node itself (it becomes distinct) */
-  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->lc, "llvm.loop", 9), LLVMMetadataAsValue(g->lc, id));
-}
-
 /* The bit of E->dep for the loop at depth d (depths past 63 share bit 63). */
 static uint64_t depth_bit(uint32_t d) { return 1ull << (d < 63 ? d : 63); }
 
@@ -195,7 +156,8 @@ static int fixed_stores(const em *E, const loop *l, uint32_t at, uint64_t moved,
   return stores;
 }
 
-/* Whether loop l (closed at instruction at) is a short row: innermost,
+/* Whether loop l (closed at instruction at; parent: it is inside another
+   loop) is a short row: innermost,
    inside another loop, of 2 to SHORT_VECTORS vectors of 32-bit lanes,
    storing only at addresses its parent loop does not move (an output row
    accumulated across the reduce loop around it, as attention's P V).
@@ -205,8 +167,8 @@ static int fixed_stores(const em *E, const loop *l, uint32_t at, uint64_t moved,
    compile).  Stores the parent moves (a transpose's scatter) would make the
    interleaved loop costly to compile for nothing (the transposed copy of
    K: 2.6 -> 10.9 ms). */
-static int short_row(const em *E, const loop *l, uint32_t at) {
-  if (l->outer || E->nloops == 0 || !LLVMIsAConstantInt(l->end)) return 0;
+static int short_row(const em *E, const loop *l, uint32_t at, int parent) {
+  if (l->outer || !parent || !LLVMIsAConstantInt(l->end)) return 0;
   int64_t n = LLVMConstIntGetSExtValue(l->end), w = (int64_t)(uopi_jit_vector_bits() / 32);
   if (w < 2 || n % w || n / w < 2 || n / w > SHORT_VECTORS) return 0;
   return fixed_stores(E, l, at, depth_bit(E->p->ins[l->at].depth - 1), 0) > 0;
@@ -230,57 +192,187 @@ static int serial_reduction(const em *E, const loop *l, uint32_t at) {
   return fixed_stores(E, l, at, depth_bit(E->p->ins[l->at].depth), 1) > 0;
 }
 
+/* The ENDLOOP of the loop opened at instruction at when its body holds no
+   loop and at most SERIAL_MAX instructions (a candidate serial reduction,
+   decided before its body is emitted), else 0. */
+static uint32_t short_body_end(const uopi_prog *p, uint32_t at) {
+  for (uint32_t i = at + 1; i < p->n && i - at <= SERIAL_MAX; i++) {
+    if (p->ins[i].kind == UOPI_P_LOOP) return 0;
+    if (p->ins[i].kind == UOPI_P_ENDLOOP) return i;
+  }
+  return 0;
+}
+
+/* A loop of one iteration (end is the constant 1) is its body once, with
+   the counter 0: no blocks, no phi (deep nests of size-1 loops stay
+   straight-line code for LLVM, whose loop passes and register allocator
+   take time quadratic in the nesting depth). */
+static LLVMValueRef open_loop(em *E, uint32_t at, LLVMValueRef end) {
+  uopi_cg *g = &E->g;
+  if (E->nloops) E->loops[E->nloops - 1].outer = 1;
+  loop *l = &E->loops[E->nloops++];
+  l->end = end;
+  l->at = at;
+  l->outer = l->serial = l->from1 = 0;
+  int64_t t = LLVMIsAConstantInt(end) ? LLVMConstIntGetSExtValue(end) : 0;
+  if (t == 1) {
+    l->body = l->after = NULL;
+    return l->iv = i32c(g, 0);
+  }
+  uint32_t z = short_body_end(E->p, at);
+  l->serial = z && !short_row(E, l, z, E->nloops > 1) && serial_reduction(E, l, z);
+  l->from1 = l->serial && t > 0 && t < INT32_MAX;
+  l->body = LLVMAppendBasicBlockInContext(g->lc, g->fn, "loop");
+  l->after = LLVMAppendBasicBlockInContext(g->lc, g->fn, "after");
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, end, i32c(g, 0), "any"), l->body, l->after);
+  LLVMPositionBuilderAtEnd(g->b, l->body);
+  l->iv = LLVMBuildPhi(g->b, g->i32, "r");
+  LLVMValueRef start = i32c(g, l->from1);
+  LLVMAddIncoming(l->iv, &start, &pre, 1);
+  if (!l->from1) return l->iv;
+  /* A serial reduction's body reads element counter + 1 (the first element
+     starts the sum).  Counting from 0, the unrolled loop's last read and its
+     latch share counter + 8, and FastISel's code keeps two counters, copying
+     one to the other each iteration: the 16M sum ran 4 % slower on an Intel
+     Xeon (docs/decisions.md, stop 27).  Counting from 1, the body sees
+     counter - 1 and reads the counter itself; the latch alone adds 8. */
+  LLVMValueRef r = LLVMBuildAdd(g->b, l->iv, i32c(g, -1), "r");
+  LLVMSetNSW(r, 1);
+  return r;
+}
+
+/* Marks the latch br: llvm.loop = distinct !{self, !{hint[k], value[k]}...}
+   (llvm.loop.vectorize.enable i1 false, llvm.loop.interleave.count i32 n). */
+static void loop_hint(uopi_cg *g, LLVMValueRef br, const char *const *hint, const LLVMValueRef *value, unsigned n) {
+  LLVMMetadataRef ops[3];
+  ops[0] = LLVMTemporaryMDNode(g->lc, NULL, 0);
+  for (unsigned k = 0; k < n && k < 2; k++) {
+    LLVMMetadataRef opt[2] = {LLVMMDStringInContext2(g->lc, hint[k], strlen(hint[k])), LLVMValueAsMetadata(value[k])};
+    ops[k + 1] = LLVMMDNodeInContext2(g->lc, opt, 2);
+  }
+  LLVMMetadataRef tmp = ops[0];
+  LLVMMetadataRef id = LLVMMDNodeInContext2(g->lc, ops, (n < 2 ? n : 2) + 1);
+  LLVMMetadataReplaceAllUsesWith(tmp, id); /* operand 0 is the node itself (it becomes distinct) */
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->lc, "llvm.loop", 9), LLVMMetadataAsValue(g->lc, id));
+}
+
+static void emit_inst(em *E, uint32_t i);
+
+/* The latch of loop l: next = iv + 1, back to the body while next < end;
+   the branch. */
+static LLVMValueRef latch(em *E, loop *l, LLVMValueRef end) {
+  uopi_cg *g = &E->g;
+  LLVMValueRef next = LLVMBuildAdd(g->b, l->iv, i32c(g, 1), "next");
+  LLVMSetNSW(next, 1); /* iv < end <= INT32_MAX */
+  LLVMBasicBlockRef at = LLVMGetInsertBlock(g->b);
+  LLVMAddIncoming(l->iv, &next, &at, 1);
+  return LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, next, end, "more"), l->body, l->after);
+}
+
+/* A serial reduction whose constant trip count T the unroll does not
+   divide: the loop runs T - T % SERIAL_UNROLL iterations (unrolled, with no
+   exit between its copies), then a loop of the T % SERIAL_UNROLL left runs
+   the body (instructions from + 1 .. at - 1, emitted again) with the
+   counter base + j, base = T - T % SERIAL_UNROLL: the same iterations in
+   the same order, so the same bits.  Left with the exit the unroller keeps
+   for such a count (after the 7th add of 8 for the 2^24 - 1 adds of a 16M
+   sum), the loop ran 2-5 % slower on an Intel Xeon (docs/decisions.md,
+   stop 27).  Emitted at entry, the rest's own block; ends in rest.after. */
+static void emit_rest(em *E, uint32_t from, uint32_t at, int64_t base, int64_t rest, LLVMBasicBlockRef entry) {
+  uopi_cg *g = &E->g;
+  LLVMPositionBuilderAtEnd(g->b, entry);
+  loop r = {0};
+  r.at = from;
+  r.end = i32c(g, (int32_t)rest);
+  r.body = LLVMAppendBasicBlockInContext(g->lc, g->fn, "rest.loop");
+  r.after = LLVMAppendBasicBlockInContext(g->lc, g->fn, "rest.after");
+  LLVMBuildBr(g->b, r.body);
+  LLVMPositionBuilderAtEnd(g->b, r.body);
+  r.iv = LLVMBuildPhi(g->b, g->i32, "r");
+  LLVMValueRef zero = i32c(g, 0);
+  LLVMAddIncoming(r.iv, &zero, &entry, 1);
+  LLVMValueRef iv = LLVMBuildAdd(g->b, r.iv, i32c(g, (int32_t)base), "r.rest");
+  LLVMSetNSW(iv, 1);
+  E->val[from] = iv;
+  for (uint32_t i = from + 1; i < at && !g->failed; i++) emit_inst(E, i);
+  if (g->failed) return;
+  latch(E, &r, r.end);
+  LLVMPositionBuilderAtEnd(g->b, r.after);
+}
+
 static void close_loop(em *E, uint32_t at) {
   uopi_cg *g = &E->g;
   loop *l = &E->loops[--E->nloops];
   if (!l->body) return; /* one iteration: nothing to close */
-  LLVMValueRef next = LLVMBuildAdd(g->b, l->iv, i32c(g, 1), "next");
-  LLVMSetNSW(next, 1); /* iv < end <= INT32_MAX */
-  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
-  LLVMAddIncoming(l->iv, &next, &latch, 1);
-  LLVMValueRef br = LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, next, l->end, "more"), l->body, l->after);
+  int serial = l->serial;
+  int64_t t = l->from1 ? LLVMConstIntGetSExtValue(l->end) : 0; /* constant when from1 */
+  int64_t rest = t > SERIAL_UNROLL ? t % SERIAL_UNROLL : 0;
+  LLVMBasicBlockRef rest_entry = NULL, after = l->after;
+  LLVMValueRef end = l->from1 ? i32c(g, (int32_t)(t - rest + 1)) : l->end; /* the counter from 1 */
+  if (rest) /* the unrolled loop leaves to the rest, which leaves to after */
+    l->after = rest_entry = LLVMAppendBasicBlockInContext(g->lc, g->fn, "rest");
+  LLVMValueRef br = latch(E, l, end);
+  l->after = after;
   if (at - l->at > VECTORIZE_MAX) {
     static const char *const off[1] = {"llvm.loop.vectorize.enable"};
     loop_hint(g, br, off, (LLVMValueRef[]){LLVMConstInt(g->i1, 0, 0)}, 1);
-  } else if (short_row(E, l, at)) { /* interleaved by the row's vectors (forcing the width too
+  } else if (short_row(E, l, at, E->nloops > 0)) { /* interleaved by the row's vectors (forcing the width too
                                         made it compile 1.8 ms slower and run no faster) */
     static const char *const row[1] = {"llvm.loop.interleave.count"};
     int64_t n = LLVMConstIntGetSExtValue(l->end), w = (int64_t)(uopi_jit_vector_bits() / 32);
     loop_hint(g, br, row, (LLVMValueRef[]){LLVMConstInt(g->i32, (unsigned long long)(n / w), 0)}, 1);
-  } else if (serial_reduction(E, l, at)) {
+  } else if (serial) {
     static const char *const unroll[1] = {"llvm.loop.unroll.count"};
     loop_hint(g, br, unroll, (LLVMValueRef[]){LLVMConstInt(g->i32, SERIAL_UNROLL, 0)}, 1);
+  }
+  if (rest) {
+    emit_rest(E, l->at, at, t - rest, rest, rest_entry);
+    if (g->failed) return;
+    LLVMBuildBr(g->b, l->after);
   }
   LLVMPositionBuilderAtEnd(g->b, l->after);
 }
 
 /* ---- the translation ------------------------------------------------------------------ */
 
-static void emit_all(em *E) {
+/* Program instruction i (a serial reduction's rest emits its body's again). */
+static void emit_inst(em *E, uint32_t i) {
   uopi_cg *g = &E->g;
-  const uopi_prog *p = E->p;
-  for (uint32_t i = 0; i < p->n && !g->failed; i++) {
-    const uopi_pinst *x = &p->ins[i];
-    LLVMValueRef s[3] = {0}, v = NULL;
-    uint64_t dep = x->kind == UOPI_P_LOOP ? depth_bit(x->depth) : 0;
-    for (uint32_t j = 0; j < x->nsrc; j++) s[j] = E->val[x->src[j]], dep |= E->dep[x->src[j]];
-    E->dep[i] = dep;
-    switch (x->kind) {
-    case UOPI_P_LOOP: v = open_loop(E, i, s[0]); break;
-    case UOPI_P_ENDLOOP: close_loop(E, i); break;
-    case UOPI_P_STORE: store(g, x, s[0], s[1]); break;
-    case UOPI_P_VALUE:
-      switch (x->op) {
-      case UOPC_OP_CONST: v = uopi_cg_const(g, x->node); break;
-      case UOPC_OP_INDEX: v = address(g, x, s[0]); break;
-      case UOPC_OP_LOAD: v = load(g, x, s[0]); break;
-      default: v = uopi_cg_alu(g, x->node, s); break;
-      }
-      break;
-    default: uopi_cg_fail(g, "unknown program instruction kind %d", x->kind);
+  const uopi_pinst *x = &E->p->ins[i];
+  LLVMValueRef s[3] = {0}, v = NULL;
+  for (uint32_t j = 0; j < x->nsrc; j++) s[j] = E->val[x->src[j]];
+  switch (x->kind) {
+  case UOPI_P_LOOP: v = open_loop(E, i, s[0]); break;
+  case UOPI_P_ENDLOOP: close_loop(E, i); break;
+  case UOPI_P_STORE: store(g, x, s[0], s[1]); break;
+  case UOPI_P_VALUE:
+    switch (x->op) {
+    case UOPC_OP_CONST: v = uopi_cg_const(g, x->node); break;
+    case UOPC_OP_INDEX: v = address(g, x, s[0]); break;
+    case UOPC_OP_LOAD: v = load(g, x, s[0]); break;
+    default: v = uopi_cg_alu(g, x->node, s); break;
     }
-    E->val[i] = v;
+    break;
+  default: uopi_cg_fail(g, "unknown program instruction kind %d", x->kind);
   }
+  E->val[i] = v;
+}
+
+/* E->dep for every instruction, before any is emitted (a loop is told a
+   serial reduction when it opens, from its body's stores). */
+static void deps(em *E) {
+  const uopi_prog *p = E->p;
+  for (uint32_t i = 0; i < p->n; i++) {
+    const uopi_pinst *x = &p->ins[i];
+    uint64_t dep = x->kind == UOPI_P_LOOP ? depth_bit(x->depth) : 0;
+    for (uint32_t j = 0; j < x->nsrc; j++) dep |= E->dep[x->src[j]];
+    E->dep[i] = dep;
+  }
+}
+
+static void emit_all(em *E) {
+  for (uint32_t i = 0; i < E->p->n && !E->g.failed; i++) emit_inst(E, i);
 }
 
 /* ---- streaming stores (UOPI_EMIT_STREAM; lib/jit/nontemporal.c) ------------------------- */
@@ -351,6 +443,7 @@ uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, unsigne
   E.dep = uopc_mem_alloc(c, (size_t)(p->n ? p->n : 1) * sizeof *E.dep);
   E.loops = uopc_mem_alloc(c, (size_t)(p->max_depth ? p->max_depth : 1) * sizeof *E.loops);
   int ok = E.val && E.dep && E.loops;
+  if (ok) deps(&E);
   if (ok && uopi_jit_kernel_new(m, name, (unsigned)nparams, &g->k, &je) != UOPC_OK) {
     uopc_fail(c, je.code, "%s", je.msg);
     ok = 0;
