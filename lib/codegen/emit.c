@@ -12,10 +12,14 @@
  *   VALUE    the op (ops.c); INDEX: the bounds check when the program says
  *            so, then the address; LOAD: a load at the element's alignment
  *   LOOP     a bottom-tested loop: guard `end > 0`, body block, i32 phi
- *            (a constant end of 1: no loop, the counter is 0)
+ *            (a constant end of 1: no loop, the counter is 0; a serial
+ *            reduction's counter runs from 1, its body sees counter - 1)
  *   ENDLOOP  the latch: next = i + 1 (nsw), branch back while next < end
  *            (a loop of more than VECTORIZE_MAX instructions: marked not to
- *            be vectorized)
+ *            be vectorized; a short row: interleaved; a serial reduction:
+ *            unrolled, and what the unroll does not divide of a constant
+ *            trip count runs after it in a loop of its own, its body
+ *            emitted again)
  *   STORE    a store at the element's alignment (bool: one byte, 0 or 1)
  *
  * Side tables (the values of instructions, the open loops) are sized by the
