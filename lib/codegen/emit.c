@@ -178,9 +178,10 @@ static int short_row(const em *E, const loop *l, uint32_t at, int parent) {
   return fixed_stores(E, l, at, depth_bit(E->p->ins[l->at].depth - 1), 0) > 0;
 }
 
-/* Whether loop l (closed at instruction at) is a serial float reduction in
-   strict mode: innermost, at most SERIAL_MAX instructions, storing only
-   float values at addresses it does not move (an accumulator).  Its adds
+/* Whether loop l, which short_body_end found innermost and of at most
+   SERIAL_MAX instructions ending at instruction at, is a serial float
+   reduction in strict mode: storing only float values at addresses it does
+   not move (an accumulator).  Its adds
    stay in order, one dependent add an iteration, so the vectorizer leaves
    it and what bounds it is the add's latency next to the loop's own
    overhead: unrolled by SERIAL_UNROLL (llvm.loop.unroll.count; the same adds
@@ -192,8 +193,7 @@ static int short_row(const em *E, const loop *l, uint32_t at, int parent) {
 #define SERIAL_MAX 32
 #define SERIAL_UNROLL 8
 static int serial_reduction(const em *E, const loop *l, uint32_t at) {
-  if (E->g.fast || l->outer || at - l->at > SERIAL_MAX) return 0;
-  return fixed_stores(E, l, at, depth_bit(E->p->ins[l->at].depth), 1) > 0;
+  return !E->g.fast && fixed_stores(E, l, at, depth_bit(E->p->ins[l->at].depth), 1) > 0;
 }
 
 /* The ENDLOOP of the loop opened at instruction at when its body holds no
@@ -205,6 +205,22 @@ static uint32_t short_body_end(const uopi_prog *p, uint32_t at) {
     if (p->ins[i].kind == UOPI_P_ENDLOOP) return i;
   }
   return 0;
+}
+
+/* Enters loop l from the builder's block: makes its body block (and its
+   after block when l has none yet), branches to the body, when guard is
+   given only if it holds (else to after), and starts the counter phi at
+   start.  The builder ends in the body. */
+static void enter_loop(uopi_cg *g, loop *l, const char *body, LLVMValueRef guard, int32_t start) {
+  l->body = LLVMAppendBasicBlockInContext(g->lc, g->fn, body);
+  if (!l->after) l->after = LLVMAppendBasicBlockInContext(g->lc, g->fn, "after");
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  if (guard) LLVMBuildCondBr(g->b, guard, l->body, l->after);
+  else LLVMBuildBr(g->b, l->body);
+  LLVMPositionBuilderAtEnd(g->b, l->body);
+  l->iv = LLVMBuildPhi(g->b, g->i32, "r");
+  LLVMValueRef s = i32c(g, start);
+  LLVMAddIncoming(l->iv, &s, &pre, 1);
 }
 
 /* A loop of one iteration (end is the constant 1) is its body once, with
@@ -226,14 +242,8 @@ static LLVMValueRef open_loop(em *E, uint32_t at, LLVMValueRef end) {
   uint32_t z = short_body_end(E->p, at);
   l->serial = z && !short_row(E, l, z, E->nloops > 1) && serial_reduction(E, l, z);
   l->from1 = l->serial && t > 0 && t < INT32_MAX;
-  l->body = LLVMAppendBasicBlockInContext(g->lc, g->fn, "loop");
-  l->after = LLVMAppendBasicBlockInContext(g->lc, g->fn, "after");
-  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, end, i32c(g, 0), "any"), l->body, l->after);
-  LLVMPositionBuilderAtEnd(g->b, l->body);
-  l->iv = LLVMBuildPhi(g->b, g->i32, "r");
-  LLVMValueRef start = i32c(g, l->from1);
-  LLVMAddIncoming(l->iv, &start, &pre, 1);
+  l->after = NULL;
+  enter_loop(g, l, "loop", LLVMBuildICmp(g->b, LLVMIntSGT, end, i32c(g, 0), "any"), l->from1);
   if (!l->from1) return l->iv;
   /* A serial reduction's body reads element counter + 1 (the first element
      starts the sum).  Counting from 0, the unrolled loop's last read and its
@@ -263,15 +273,15 @@ static void loop_hint(uopi_cg *g, LLVMValueRef br, const char *const *hint, cons
 
 static void emit_inst(em *E, uint32_t i);
 
-/* The latch of loop l: next = iv + 1, back to the body while next < end;
-   the branch. */
-static LLVMValueRef latch(em *E, loop *l, LLVMValueRef end) {
+/* The latch of loop l: next = iv + 1, back to the body while next < end,
+   else to exit; the branch. */
+static LLVMValueRef latch(em *E, loop *l, LLVMValueRef end, LLVMBasicBlockRef exit) {
   uopi_cg *g = &E->g;
   LLVMValueRef next = LLVMBuildAdd(g->b, l->iv, i32c(g, 1), "next");
   LLVMSetNSW(next, 1); /* iv < end <= INT32_MAX */
   LLVMBasicBlockRef at = LLVMGetInsertBlock(g->b);
   LLVMAddIncoming(l->iv, &next, &at, 1);
-  return LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, next, end, "more"), l->body, l->after);
+  return LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, next, end, "more"), l->body, exit);
 }
 
 /* A serial reduction whose constant trip count T the unroll does not
@@ -282,42 +292,34 @@ static LLVMValueRef latch(em *E, loop *l, LLVMValueRef end) {
    the same order, so the same bits.  Left with the exit the unroller keeps
    for such a count (after the 7th add of 8 for the 2^24 - 1 adds of a 16M
    sum), the loop ran 2-5 % slower on an Intel Xeon (docs/decisions.md,
-   stop 27).  Emitted at entry, the rest's own block; ends in rest.after. */
-static void emit_rest(em *E, uint32_t from, uint32_t at, int64_t base, int64_t rest, LLVMBasicBlockRef entry) {
+   stop 27).  Emitted at entry, the rest's own block; it leaves to after
+   through a block of its own. */
+static void emit_rest(em *E, uint32_t from, uint32_t at, int64_t base, int64_t rest, LLVMBasicBlockRef entry,
+                      LLVMBasicBlockRef after) {
   uopi_cg *g = &E->g;
   LLVMPositionBuilderAtEnd(g->b, entry);
-  loop r = {0};
-  r.at = from;
-  r.end = i32c(g, (int32_t)rest);
-  r.body = LLVMAppendBasicBlockInContext(g->lc, g->fn, "rest.loop");
-  r.after = LLVMAppendBasicBlockInContext(g->lc, g->fn, "rest.after");
-  LLVMBuildBr(g->b, r.body);
-  LLVMPositionBuilderAtEnd(g->b, r.body);
-  r.iv = LLVMBuildPhi(g->b, g->i32, "r");
-  LLVMValueRef zero = i32c(g, 0);
-  LLVMAddIncoming(r.iv, &zero, &entry, 1);
+  loop r = {.at = from, .end = i32c(g, (int32_t)rest)};
+  enter_loop(g, &r, "rest.loop", NULL, 0);
   LLVMValueRef iv = LLVMBuildAdd(g->b, r.iv, i32c(g, (int32_t)base), "r.rest");
   LLVMSetNSW(iv, 1);
   E->val[from] = iv;
   for (uint32_t i = from + 1; i < at && !g->failed; i++) emit_inst(E, i);
   if (g->failed) return;
-  latch(E, &r, r.end);
+  latch(E, &r, r.end, r.after);
   LLVMPositionBuilderAtEnd(g->b, r.after);
+  LLVMBuildBr(g->b, after);
 }
 
 static void close_loop(em *E, uint32_t at) {
   uopi_cg *g = &E->g;
   loop *l = &E->loops[--E->nloops];
   if (!l->body) return; /* one iteration: nothing to close */
-  int serial = l->serial;
   int64_t t = l->from1 ? LLVMConstIntGetSExtValue(l->end) : 0; /* constant when from1 */
   int64_t rest = t > SERIAL_UNROLL ? t % SERIAL_UNROLL : 0;
-  LLVMBasicBlockRef rest_entry = NULL, after = l->after;
   LLVMValueRef end = l->from1 ? i32c(g, (int32_t)(t - rest + 1)) : l->end; /* the counter from 1 */
-  if (rest) /* the unrolled loop leaves to the rest, which leaves to after */
-    l->after = rest_entry = LLVMAppendBasicBlockInContext(g->lc, g->fn, "rest");
-  LLVMValueRef br = latch(E, l, end);
-  l->after = after;
+  /* the unrolled loop leaves to the rest, which leaves to after */
+  LLVMBasicBlockRef rest_entry = rest ? LLVMAppendBasicBlockInContext(g->lc, g->fn, "rest") : NULL;
+  LLVMValueRef br = latch(E, l, end, rest ? rest_entry : l->after);
   if (at - l->at > VECTORIZE_MAX) {
     static const char *const off[1] = {"llvm.loop.vectorize.enable"};
     loop_hint(g, br, off, (LLVMValueRef[]){LLVMConstInt(g->i1, 0, 0)}, 1);
@@ -326,15 +328,11 @@ static void close_loop(em *E, uint32_t at) {
     static const char *const row[1] = {"llvm.loop.interleave.count"};
     int64_t n = LLVMConstIntGetSExtValue(l->end), w = (int64_t)(uopi_jit_vector_bits() / 32);
     loop_hint(g, br, row, (LLVMValueRef[]){LLVMConstInt(g->i32, (unsigned long long)(n / w), 0)}, 1);
-  } else if (serial) {
+  } else if (l->serial) {
     static const char *const unroll[1] = {"llvm.loop.unroll.count"};
     loop_hint(g, br, unroll, (LLVMValueRef[]){LLVMConstInt(g->i32, SERIAL_UNROLL, 0)}, 1);
   }
-  if (rest) {
-    emit_rest(E, l->at, at, t - rest, rest, rest_entry);
-    if (g->failed) return;
-    LLVMBuildBr(g->b, l->after);
-  }
+  if (rest) emit_rest(E, l->at, at, t - rest, rest, rest_entry, l->after);
   LLVMPositionBuilderAtEnd(g->b, l->after);
 }
 
