@@ -755,3 +755,81 @@ TEST(ExecAluBatch, FastPathsMatchRoundC) {
       expect_batch_matches_round_c(op, t, in);
     }
 }
+
+// The other batch lanes (exec_alu_vec.c: MAX, CMPLT, CMPNE, WHERE, SQRT and
+// RECIP on f32 and f16, four cases at a time) against uopc_exec_alu one case
+// at a time (exec_alu.c's scalar code): every f16 value against the 78
+// values of the test above and against itself (so that every comparison is
+// seen equal, less and greater, NaNs and both zeros included), every f16
+// value through the unary ops, and random doubles that are not values of
+// the dtype (the operand rounding), with WHERE's conditions 0, 1, -1 and
+// large.  The whole uopc_val is compared: the f field of a bool result and
+// the i field of a float result too.  Batch lengths not a multiple of 4.
+static void expect_batch_is_one_at_a_time(uopc_op op, uopc_dtype ot, uopc_dtype t, const std::vector<uopc_val> &in,
+                                          size_t k) {
+  size_t n = in.size() / k;
+  std::vector<uopc_val> out(n), one(n);
+  std::vector<unsigned char> ok(n, 0);
+  ASSERT_EQ(uopc_exec_alu_n(op, ot, t, in.data(), n, out.data(), ok.data()), n);
+  for (size_t i = 0; i < n; i++) {
+    ASSERT_EQ(uopc_exec_alu(op, ot, t, in.data() + k * i, &one[i]), 1);
+    ASSERT_EQ(ok[i], 1) << i;
+    ASSERT_EQ(std::memcmp(&out[i], &one[i], sizeof one[i]), 0)
+        << uopc_op_name(op) << (t == UOPC_DT_F16 ? " f16 " : " f32 ") << "case " << i << std::hexfloat << ": "
+        << in[k * i].f << (k > 1 ? ", " : "") << (k > 1 ? in[k * i + 1].f : 0.0) << " gave {" << out[i].i << ", "
+        << out[i].f << "}, want {" << one[i].i << ", " << one[i].f << "}";
+  }
+}
+
+TEST(ExecAluBatch, OtherLanesMatchOneAtATime) {
+  std::vector<double> others;
+  for (uint16_t h : {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x83ff, 0x0400, 0x8400, 0x3bff, 0x3c00, 0xbc00, 0x3c01,
+                     0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0x4d55})
+    others.push_back(uopc_f16_to_double(h));
+  for (double d : {0x1p-25, 0x1.8p-25, 0x1p-24, 0x1.ffdp-15, 65519.0, 65520.0, 1e300, -1e300, 0x1p-1074, -0x1p-1074,
+                   0x1.002p0, 0x1.001p0, 0x1.ffffffp127, 0x1p-150, 0x1.8p-150, -2.5, 3.0e-5})
+    others.push_back(d);
+  const int64_t conds[] = {0, 1, -1, 2, INT64_MIN, 4096};
+  std::mt19937_64 rng(2027);
+  for (uopc_dtype t : {UOPC_DT_F16, UOPC_DT_F32}) {
+    for (uopc_op op : {UOPC_OP_MAX, UOPC_OP_CMPLT, UOPC_OP_CMPNE}) {
+      uopc_dtype ot = op == UOPC_OP_MAX ? t : UOPC_DT_BOOL;
+      std::vector<uopc_val> in;
+      for (uint32_t h = 0; h < 65536; h++) {
+        double a = uopc_f16_to_double((uint16_t)h);
+        in.push_back({0, a}), in.push_back({0, a});
+        for (double b : others) in.push_back({0, a}), in.push_back({0, b}), in.push_back({0, b}), in.push_back({0, a});
+      }
+      in.push_back({0, -0.0}), in.push_back({0, 0.0});  // an odd number of cases: the tail runs
+      expect_batch_is_one_at_a_time(op, ot, t, in, 2);
+    }
+    for (uopc_op op : {UOPC_OP_SQRT, UOPC_OP_RECIP}) {
+      std::vector<uopc_val> in;
+      for (uint32_t h = 0; h < 65536; h++) in.push_back({0, uopc_f16_to_double((uint16_t)h)});
+      for (double d : others) in.push_back({0, d}), in.push_back({0, -d});
+      in.push_back({0, 2.0});
+      expect_batch_is_one_at_a_time(op, t, t, in, 1);
+    }
+    std::vector<uopc_val> in;
+    for (uint32_t h = 0; h < 65536; h += 3)
+      for (int64_t c : conds)
+        in.push_back({c, 0.0}), in.push_back({0, uopc_f16_to_double((uint16_t)h)}),
+            in.push_back({0, others[(h + (uint32_t)c) % others.size()]});
+    expect_batch_is_one_at_a_time(UOPC_OP_WHERE, t, t, in, 3);
+    // doubles with any low bits, in and around the dtype's range
+    for (uopc_op op : {UOPC_OP_MAX, UOPC_OP_CMPLT, UOPC_OP_CMPNE, UOPC_OP_WHERE, UOPC_OP_SQRT, UOPC_OP_RECIP}) {
+      size_t k = op == UOPC_OP_WHERE ? 3 : (op == UOPC_OP_SQRT || op == UOPC_OP_RECIP) ? 1 : 2;
+      uopc_dtype ot = (op == UOPC_OP_CMPLT || op == UOPC_OP_CMPNE) ? UOPC_DT_BOOL : t;
+      std::vector<uopc_val> r;
+      for (int i = 0; i < 100003; i++)
+        for (size_t j = 0; j < k; j++) {
+          uint64_t x = rng();
+          int span = t == UOPC_DT_F16 ? 48 : 300;
+          double d = std::ldexp((double)(x >> 11) * 0x1p-53 + 0.5, (int)((x >> 3) % (uint64_t)span) - span / 2 - 4);
+          if ((x & 6) == 0) d = std::ldexp(1.0, (int)((x >> 3) % 64) - 30);  // some equal pairs
+          r.push_back({op == UOPC_OP_WHERE && j == 0 ? (int64_t)(x & 1) : 0, (x & 1) ? -d : d});
+        }
+      expect_batch_is_one_at_a_time(op, ot, t, r, k);
+    }
+  }
+}

@@ -1,8 +1,8 @@
-/* lib/algebra/exec_alu_vec.c - uopc_exec_alu_n's fast paths (f32 and f16
- * ADD and MUL, the fuzzer's hottest triples) four cases at a time, with
- * AVX2 where the CPU has it.
+/* lib/algebra/exec_alu_vec.c - uopc_exec_alu_n's fast paths, four cases at a
+ * time with AVX2 where the CPU has it: on f32 and f16, ADD and MUL (the
+ * fuzzer's hottest triples), MAX, CMPLT, CMPNE, WHERE, SQRT and RECIP.
  *
- * The arithmetic is exec_alu's (exec_alu.c float_op): both operands rounded
+ * The arithmetic is exec_alu's (exec_alu.c float_op): the operands rounded
  * to the dtype, the op in double, the result rounded once and every NaN
  * replaced by the one positive quiet NaN.  Only the form differs: four lanes
  * and no branch per case (the rounding of a random f16 product leaves the
@@ -13,7 +13,13 @@
  * with its rounding in the instruction, so independent of the FPU rounding
  * mode.  The f32 rounding is the hardware conversion to float and back (IEEE
  * convertFormat: beyond the float range to inf, as round.c), in the current
- * rounding mode like uopi_round_f32.
+ * rounding mode like uopi_round_f32.  Where the scalar code rounds an operand
+ * with uopi_round_f32 and these lanes with the conversion, the two differ
+ * only in a NaN's payload, which no result here shows: a comparison does not
+ * look at it and a float result's NaN is replaced.  MAX and WHERE return one
+ * of the rounded operands, which rounding again would not change: they are
+ * not rounded twice.  SQRT and 1/x are correctly rounded in double, as in
+ * the scalar code; 1/(+-0) is +-inf in IEEE division, float_op's copysign.
  * test_exec_alu.cpp checks these lanes against uopc_exec_alu and against
  * lib/support/round.c.
  *
@@ -74,35 +80,113 @@ UOPI_AVX2 __m256d canon(__m256d x) {
   return _mm256_blendv_pd(x, _mm256_set1_pd(__builtin_nan("")), _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
 }
 
-/* Cases i .. i+3: a case is two uopc_val {i, f} (32 bytes); the f fields
-   into a and b.  The results as four uopc_val {0, y}. */
-#define LANES(EXPR)                                                                                      \
-  for (; i + 4 <= n; i += 4) {                                                                           \
-    const double *p = (const double *)(in + 2 * i);                                                      \
-    __m256d c0 = _mm256_loadu_pd(p), c1 = _mm256_loadu_pd(p + 4);                                       \
-    __m256d c2 = _mm256_loadu_pd(p + 8), c3 = _mm256_loadu_pd(p + 12);                                  \
-    __m256d x01 = _mm256_unpackhi_pd(c0, c1), x23 = _mm256_unpackhi_pd(c2, c3); /* a0 a1 b0 b1 */      \
-    __m256d a = _mm256_permute2f128_pd(x01, x23, 0x20), b = _mm256_permute2f128_pd(x01, x23, 0x31);     \
-    __m256d y = canon(EXPR), z = _mm256_setzero_pd();                                                    \
-    __m256d lo = _mm256_unpacklo_pd(z, y), hi = _mm256_unpackhi_pd(z, y); /* 0 y0 | 0 y2, 0 y1 | 0 y3 */ \
-    double *o = (double *)(out + i);                                                                     \
-    _mm256_storeu_pd(o, _mm256_permute2f128_pd(lo, hi, 0x20));                                           \
-    _mm256_storeu_pd(o + 4, _mm256_permute2f128_pd(lo, hi, 0x31));                                       \
-    __builtin_memset(ok + i, 1, 4);                                                                      \
+/* The f fields of p[0], p[k], p[2k], p[3k]: one operand of four cases, a
+   case being k uopc_val {i, f} of 16 bytes (1: unary, 3: WHERE). */
+UOPI_AVX2 __m256d field_f(const uopc_val *p, size_t k) {
+  return _mm256_setr_pd(p[0].f, p[k].f, p[2 * k].f, p[3 * k].f);
+}
+/* Both operands of four binary cases (in[0..7]): four loads, four
+   shuffles. */
+UOPI_AVX2 void pair_f(const uopc_val *in, __m256d *a, __m256d *b) {
+  const double *p = (const double *)in;
+  __m256d c0 = _mm256_loadu_pd(p), c1 = _mm256_loadu_pd(p + 4);
+  __m256d c2 = _mm256_loadu_pd(p + 8), c3 = _mm256_loadu_pd(p + 12);
+  __m256d x01 = _mm256_unpackhi_pd(c0, c1), x23 = _mm256_unpackhi_pd(c2, c3); /* a0 a1 b0 b1 */
+  *a = _mm256_permute2f128_pd(x01, x23, 0x20), *b = _mm256_permute2f128_pd(x01, x23, 0x31);
+}
+
+/* Four results as uopc_val, with ok[0..3] = 1: {0, y} (a float: put_float's
+   layout) or {1, 0.0} where the lane of mask r is set and {0, 0.0} where it
+   is not (a bool: put_int's). */
+UOPI_AVX2 void store_f(uopc_val *out, unsigned char *ok, __m256d y) {
+  __m256d z = _mm256_setzero_pd();
+  __m256d lo = _mm256_unpacklo_pd(z, y), hi = _mm256_unpackhi_pd(z, y); /* 0 y0 | 0 y2, 0 y1 | 0 y3 */
+  double *o = (double *)out;
+  _mm256_storeu_pd(o, _mm256_permute2f128_pd(lo, hi, 0x20));
+  _mm256_storeu_pd(o + 4, _mm256_permute2f128_pd(lo, hi, 0x31));
+  __builtin_memset(ok, 1, 4);
+}
+UOPI_AVX2 void store_b(uopc_val *out, unsigned char *ok, __m256d r) {
+  __m256i one = _mm256_and_si256(_mm256_castpd_si256(r), cst(1)), z = _mm256_setzero_si256();
+  __m256i lo = _mm256_unpacklo_epi64(one, z), hi = _mm256_unpackhi_epi64(one, z); /* r0 0 | r2 0, r1 0 | r3 0 */
+  _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
+  _mm256_storeu_si256((__m256i *)(out + 2), _mm256_permute2x128_si256(lo, hi, 0x31));
+  __builtin_memset(ok, 1, 4);
+}
+
+/* The loops over four cases at a time from i on: R is the dtype's rounding
+   (round_f32 or round_f16), EXPR the result from the rounded operands a
+   (and b), STORE store_f or store_b.  WHERE's condition is the i field of
+   its first operand, != 0. */
+#define BINARY(R, STORE, EXPR)                   \
+  for (; i + 4 <= n; i += 4) {                   \
+    __m256d a, b;                                \
+    pair_f(in + 2 * i, &a, &b);                  \
+    a = R(a), b = R(b);                          \
+    STORE(out + i, ok + i, EXPR);                \
+  }
+#define UNARY(R, EXPR)                           \
+  for (; i + 4 <= n; i += 4) {                   \
+    __m256d a = R(field_f(in + i, 1));           \
+    store_f(out + i, ok + i, canon(EXPR));       \
+  }
+#define WHERE3(R)                                                                                     \
+  for (; i + 4 <= n; i += 4) {                                                                        \
+    const uopc_val *p = in + 3 * i;                                                                   \
+    __m256i c = _mm256_setr_epi64x(p[0].i, p[3].i, p[6].i, p[9].i);                                   \
+    __m256d m = _mm256_castsi256_pd(_mm256_cmpeq_epi64(c, _mm256_setzero_si256())); /* cond false */ \
+    __m256d a = R(field_f(p + 1, 3)), b = R(field_f(p + 2, 3));                                       \
+    store_f(out + i, ok + i, canon(_mm256_blendv_pd(a, b, m)));                                       \
+  }
+/* Python's max: b if b > a else a (a NaN b gives a; a NaN a stays) */
+#define MAX_AB _mm256_blendv_pd(a, b, _mm256_cmp_pd(b, a, _CMP_GT_OQ))
+
+/* Every (op, dtype) of one rounding R. */
+#define ALL_OPS(R)                                                                                    \
+  switch (op) {                                                                                      \
+  case UOPC_OP_ADD: BINARY(R, store_f, canon(R(_mm256_add_pd(a, b)))) break;                       \
+  case UOPC_OP_MUL: BINARY(R, store_f, canon(R(_mm256_mul_pd(a, b)))) break;                       \
+  case UOPC_OP_MAX: BINARY(R, store_f, canon(MAX_AB)) break;                                        \
+  case UOPC_OP_CMPLT: BINARY(R, store_b, _mm256_cmp_pd(a, b, _CMP_LT_OQ)) break;                    \
+  case UOPC_OP_CMPNE: BINARY(R, store_b, _mm256_cmp_pd(a, b, _CMP_NEQ_UQ)) break;                   \
+  case UOPC_OP_WHERE: WHERE3(R) break;                                                              \
+  case UOPC_OP_SQRT: UNARY(R, R(_mm256_sqrt_pd(a))) break;                                          \
+  case UOPC_OP_RECIP: UNARY(R, R(_mm256_div_pd(_mm256_set1_pd(1.0), a))) break;                     \
+  default: break;                                                                                   \
   }
 
 __attribute__((target("avx2"))) static size_t lanes_avx2(uopc_op op, uopc_dtype t, const uopc_val *in, size_t n,
                                                          uopc_val *out, unsigned char *ok) {
   size_t i = 0;
-  if (t == UOPC_DT_F32 && op == UOPC_OP_ADD) LANES(round_f32(_mm256_add_pd(round_f32(a), round_f32(b))))
-  else if (t == UOPC_DT_F32 && op == UOPC_OP_MUL) LANES(round_f32(_mm256_mul_pd(round_f32(a), round_f32(b))))
-  else if (t == UOPC_DT_F16 && op == UOPC_OP_ADD) LANES(round_f16(_mm256_add_pd(round_f16(a), round_f16(b))))
-  else if (t == UOPC_DT_F16 && op == UOPC_OP_MUL) LANES(round_f16(_mm256_mul_pd(round_f16(a), round_f16(b))))
+  if (t == UOPC_DT_F32) ALL_OPS(round_f32)
+  else if (t == UOPC_DT_F16) ALL_OPS(round_f16)
   return i;
 }
-#undef LANES
+#undef ALL_OPS
+#undef MAX_AB
+#undef WHERE3
+#undef UNARY
+#undef BINARY
 
-size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype t, const uopc_val *in, size_t n, uopc_val *out, unsigned char *ok) {
+/* The (op, out, in) triples the lanes compute: in_domain's, for f32 and f16. */
+static int vec_triple(uopc_op op, uopc_dtype out_t, uopc_dtype in_t) {
+  if (in_t != UOPC_DT_F32 && in_t != UOPC_DT_F16) return 0;
+  switch (op) {
+  case UOPC_OP_ADD:
+  case UOPC_OP_MUL:
+  case UOPC_OP_MAX:
+  case UOPC_OP_WHERE:
+  case UOPC_OP_SQRT:
+  case UOPC_OP_RECIP: return out_t == in_t;
+  case UOPC_OP_CMPLT:
+  case UOPC_OP_CMPNE: return out_t == UOPC_DT_BOOL;
+  default: return 0;
+  }
+}
+
+size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out,
+                         unsigned char *ok) {
+  if (!vec_triple(op, out_t, in_t)) return 0;
   static int avx2 = -1; /* -1 until the first call asks the CPU; racing first calls store the same value */
   int has = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
   if (has < 0) {
@@ -110,13 +194,14 @@ size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype t, const uopc_val *in, size_t n,
     has = __builtin_cpu_supports("avx2") ? 1 : 0;
     __atomic_store_n(&avx2, has, __ATOMIC_RELAXED);
   }
-  return has ? lanes_avx2(op, t, in, n, out, ok) : 0;
+  return has ? lanes_avx2(op, in_t, in, n, out, ok) : 0;
 }
 
 #else
 
-size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype t, const uopc_val *in, size_t n, uopc_val *out, unsigned char *ok) {
-  (void)op, (void)t, (void)in, (void)n, (void)out, (void)ok;
+size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out,
+                         unsigned char *ok) {
+  (void)op, (void)out_t, (void)in_t, (void)in, (void)n, (void)out, (void)ok;
   return 0;
 }
 
