@@ -775,8 +775,8 @@ static void expect_batch_is_one_at_a_time(uopc_op op, uopc_dtype ot, uopc_dtype 
     ASSERT_EQ(uopc_exec_alu(op, ot, t, in.data() + k * i, &one[i]), 1);
     ASSERT_EQ(ok[i], 1) << i;
     ASSERT_EQ(std::memcmp(&out[i], &one[i], sizeof one[i]), 0)
-        << uopc_op_name(op) << (t == UOPC_DT_F16 ? " f16 " : " f32 ") << "case " << i << std::hexfloat << ": "
-        << in[k * i].f << (k > 1 ? ", " : "") << (k > 1 ? in[k * i + 1].f : 0.0) << " gave {" << out[i].i << ", "
+        << uopc_op_name(op) << " " << uopc_dtype_name(t) << " case " << i << std::hexfloat << ": "
+        << in[k * i].i << "/" << in[k * i].f << (k > 1 ? ", " : "") << (k > 1 ? in[k * i + 1].f : 0.0) << " gave {" << out[i].i << ", "
         << out[i].f << "}, want {" << one[i].i << ", " << one[i].f << "}";
   }
 }
@@ -831,5 +831,34 @@ TEST(ExecAluBatch, OtherLanesMatchOneAtATime) {
         }
       expect_batch_is_one_at_a_time(op, ot, t, r, k);
     }
+  }
+}
+
+// The i32 lanes (ADD, MUL, MAX, CMPLT, CMPNE, WHERE: 32-bit lanes on the
+// operands' low bits) against uopc_exec_alu one case at a time: the edges
+// against each other, and random int64 operands (exec_alu wraps them first)
+// with WHERE's conditions drawn so that some are nonzero only above bit 31.
+TEST(ExecAluBatch, I32LanesMatchOneAtATime) {
+  const int64_t edges[] = {0, 1, -1, 2, -2, 7, -7, 46341, -46341, 65536, INT32_MAX, INT32_MIN, INT32_MAX - 1,
+                           INT32_MIN + 1, (int64_t)1 << 32, -((int64_t)1 << 32), ((int64_t)1 << 32) + 5, INT64_MIN,
+                           INT64_MAX, (int64_t)0x80000000, (int64_t)0xffffffff};
+  std::mt19937_64 rng(2028);
+  for (uopc_op op : {UOPC_OP_ADD, UOPC_OP_MUL, UOPC_OP_MAX, UOPC_OP_CMPLT, UOPC_OP_CMPNE, UOPC_OP_WHERE}) {
+    size_t k = op == UOPC_OP_WHERE ? 3 : 2;
+    uopc_dtype ot = (op == UOPC_OP_CMPLT || op == UOPC_OP_CMPNE) ? UOPC_DT_BOOL : UOPC_DT_I32;
+    std::vector<uopc_val> in;
+    for (int64_t a : edges)
+      for (int64_t b : edges) {
+        if (k == 3) in.push_back({a & 3 ? a : (int64_t)1 << 40, 0.0});
+        in.push_back({a, 0.0}), in.push_back({b, 0.0});
+      }
+    for (int i = 0; i < 200003; i++)
+      for (size_t j = 0; j < k; j++) {
+        uint64_t x = rng();
+        int64_t v = (x & 3) == 0 ? (int64_t)x : (x & 3) == 1 ? (int64_t)(int32_t)(x >> 32) : (int64_t)(x >> 58) - 32;
+        if (k == 3 && j == 0) v = (x & 8) ? (int64_t)((x >> 4) & 1) << (x % 64) : 0;
+        in.push_back({v, 0.0});
+      }
+    expect_batch_is_one_at_a_time(op, ot, UOPC_DT_I32, in, k);
   }
 }

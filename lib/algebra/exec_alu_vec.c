@@ -1,6 +1,7 @@
 /* lib/algebra/exec_alu_vec.c - uopc_exec_alu_n's fast paths, four cases at a
  * time with AVX2 where the CPU has it: on f32 and f16, ADD and MUL (the
- * fuzzer's hottest triples), MAX, CMPLT, CMPNE, WHERE, SQRT and RECIP.
+ * fuzzer's hottest triples), MAX, CMPLT, CMPNE, WHERE, SQRT and RECIP; on
+ * i32, ADD, MUL, MAX, CMPLT, CMPNE and WHERE.
  *
  * The arithmetic is exec_alu's (exec_alu.c float_op): the operands rounded
  * to the dtype, the op in double, the result rounded once and every NaN
@@ -20,6 +21,10 @@
  * of the rounded operands, which rounding again would not change: they are
  * not rounded twice.  SQRT and 1/x are correctly rounded in double, as in
  * the scalar code; 1/(+-0) is +-inf in IEEE division, float_op's copysign.
+ * The i32 lanes compute in 32-bit lanes what exec_alu computes in int64
+ * and wraps (uopc_wrap_i32): each operand's low 32 bits are its wrapped
+ * value, and a 32-bit add or multiply keeps exactly the low 32 bits of the
+ * wide result; WHERE's condition is the whole int64, as exec_alu reads it.
  * test_exec_alu.cpp checks these lanes against uopc_exec_alu and against
  * lib/support/round.c.
  *
@@ -168,9 +173,62 @@ __attribute__((target("avx2"))) static size_t lanes_avx2(uopc_op op, uopc_dtype 
 #undef UNARY
 #undef BINARY
 
-/* The (op, out, in) triples the lanes compute: in_domain's, for f32 and f16. */
+/* ---- i32: the low 32 bits of four operands, four results ---- */
+
+/* The wrapped i32 values of p[0].i, p[k].i, p[2k].i, p[3k].i (the low 32
+   bits: GCC converts an out-of-range unsigned to int modulo 2^32). */
+UOPI_AVX2 __m128i field_i(const uopc_val *p, size_t k) {
+  return _mm_setr_epi32((int)(uint32_t)p[0].i, (int)(uint32_t)p[k].i, (int)(uint32_t)p[2 * k].i,
+                        (int)(uint32_t)p[3 * k].i);
+}
+/* Four i32 (or 0/1) results as uopc_val {r, 0.0}, put_int's layout. */
+UOPI_AVX2 void store_i(uopc_val *out, unsigned char *ok, __m128i r) {
+  __m256i w = _mm256_cvtepi32_epi64(r), z = _mm256_setzero_si256();
+  __m256i lo = _mm256_unpacklo_epi64(w, z), hi = _mm256_unpackhi_epi64(w, z); /* r0 0 | r2 0, r1 0 | r3 0 */
+  _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
+  _mm256_storeu_si256((__m256i *)(out + 2), _mm256_permute2x128_si256(lo, hi, 0x31));
+  __builtin_memset(ok, 1, 4);
+}
+
+#define BINARY_I(EXPR)                                                         \
+  for (; i + 4 <= n; i += 4) {                                                 \
+    __m128i a = field_i(in + 2 * i, 2), b = field_i(in + 2 * i + 1, 2);        \
+    store_i(out + i, ok + i, EXPR);                                            \
+  }
+#define ONE _mm_set1_epi32(1)
+
+__attribute__((target("avx2"))) static size_t lanes_i32(uopc_op op, const uopc_val *in, size_t n, uopc_val *out,
+                                                        unsigned char *ok) {
+  size_t i = 0;
+  switch (op) {
+  case UOPC_OP_ADD: BINARY_I(_mm_add_epi32(a, b)) break;
+  case UOPC_OP_MUL: BINARY_I(_mm_mullo_epi32(a, b)) break;
+  case UOPC_OP_MAX: BINARY_I(_mm_max_epi32(a, b)) break;
+  case UOPC_OP_CMPLT: BINARY_I(_mm_and_si128(_mm_cmpgt_epi32(b, a), ONE)) break;
+  case UOPC_OP_CMPNE: BINARY_I(_mm_andnot_si128(_mm_cmpeq_epi32(a, b), ONE)) break;
+  case UOPC_OP_WHERE:
+    for (; i + 4 <= n; i += 4) {
+      const uopc_val *p = in + 3 * i;
+      __m256i c = _mm256_setr_epi64x(p[0].i, p[3].i, p[6].i, p[9].i);
+      __m256i f = _mm256_cmpeq_epi64(c, _mm256_setzero_si256()); /* cond false, 64-bit lanes */
+      /* the low 32 bits of each 64-bit mask lane, as a 32-bit mask */
+      __m128i m = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(f, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+      __m128i a = field_i(p + 1, 3), b = field_i(p + 2, 3);
+      store_i(out + i, ok + i, _mm_blendv_epi8(a, b, m));
+    }
+    break;
+  default: break;
+  }
+  return i;
+}
+#undef ONE
+#undef BINARY_I
+
+/* The (op, out, in) triples the lanes compute: in_domain's, for f32 and f16
+   and (not SQRT, not RECIP) for i32. */
 static int vec_triple(uopc_op op, uopc_dtype out_t, uopc_dtype in_t) {
-  if (in_t != UOPC_DT_F32 && in_t != UOPC_DT_F16) return 0;
+  if (in_t != UOPC_DT_F32 && in_t != UOPC_DT_F16 && in_t != UOPC_DT_I32) return 0;
+  if (in_t == UOPC_DT_I32 && (op == UOPC_OP_SQRT || op == UOPC_OP_RECIP)) return 0;
   switch (op) {
   case UOPC_OP_ADD:
   case UOPC_OP_MUL:
@@ -194,7 +252,8 @@ size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uo
     has = __builtin_cpu_supports("avx2") ? 1 : 0;
     __atomic_store_n(&avx2, has, __ATOMIC_RELAXED);
   }
-  return has ? lanes_avx2(op, in_t, in, n, out, ok) : 0;
+  if (!has) return 0;
+  return in_t == UOPC_DT_I32 ? lanes_i32(op, in, n, out, ok) : lanes_avx2(op, in_t, in, n, out, ok);
 }
 
 #else

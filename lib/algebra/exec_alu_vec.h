@@ -8,7 +8,8 @@
 #include "uopc/algebra.h"
 
 /* For in_t F32 or F16 and op ADD, MUL, MAX, WHERE, SQRT or RECIP with
-   out_t = in_t, or CMPLT or CMPNE with out_t BOOL: cases 0 .. k-1 of
+   out_t = in_t, or CMPLT or CMPNE with out_t BOOL, and for in_t I32 the
+   same but SQRT and RECIP (not in exec_alu's domain): cases 0 .. k-1 of
    uopc_exec_alu_n (a case's operands in[s*i] .. in[s*i+s-1], s = 1 for a
    unary op, 3 for WHERE, else 2; out[i] and ok[i] = 1, the same bits as
    uopc_exec_alu), for the largest multiple of 4, k <= n; returns k.  None of
