@@ -38,6 +38,9 @@ install_stage() {
   (cd "$prefix" && find . -type f -o -type l | sort | sed 's/^/  /')
   pcdir=$(dirname "$(find "$prefix" -name uopc.pc | head -1)")
   local ok=1 how
+  # the installed files search no current directory for libraries either
+  cmake "-DFILES=$(find "$prefix" -type f \( -name uopc -o -name 'libuopc.so*' \) | paste -sd';')" \
+    -P cmake/CheckRunpath.cmake >"$work/runpath.log" 2>&1 || { cat "$work/runpath.log"; echo "install: RUNPATH FAILED"; ok=0; }
   for how in find_package-shared find_package-static pkg-config-shared pkg-config-static; do
     case $how in
       find_package-*)
