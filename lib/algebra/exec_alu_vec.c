@@ -224,27 +224,8 @@ __attribute__((target("avx2"))) static size_t lanes_i32(uopc_op op, const uopc_v
 #undef ONE
 #undef BINARY_I
 
-/* The (op, out, in) triples the lanes compute: in_domain's, for f32 and f16
-   and (not SQRT, not RECIP) for i32. */
-static int vec_triple(uopc_op op, uopc_dtype out_t, uopc_dtype in_t) {
+size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out, unsigned char *ok) {
   if (in_t != UOPC_DT_F32 && in_t != UOPC_DT_F16 && in_t != UOPC_DT_I32) return 0;
-  if (in_t == UOPC_DT_I32 && (op == UOPC_OP_SQRT || op == UOPC_OP_RECIP)) return 0;
-  switch (op) {
-  case UOPC_OP_ADD:
-  case UOPC_OP_MUL:
-  case UOPC_OP_MAX:
-  case UOPC_OP_WHERE:
-  case UOPC_OP_SQRT:
-  case UOPC_OP_RECIP: return out_t == in_t;
-  case UOPC_OP_CMPLT:
-  case UOPC_OP_CMPNE: return out_t == UOPC_DT_BOOL;
-  default: return 0;
-  }
-}
-
-size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out,
-                         unsigned char *ok) {
-  if (!vec_triple(op, out_t, in_t)) return 0;
   static int avx2 = -1; /* -1 until the first call asks the CPU; racing first calls store the same value */
   int has = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
   if (has < 0) {
@@ -258,9 +239,8 @@ size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uo
 
 #else
 
-size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out,
-                         unsigned char *ok) {
-  (void)op, (void)out_t, (void)in_t, (void)in, (void)n, (void)out, (void)ok;
+size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out, unsigned char *ok) {
+  (void)op, (void)in_t, (void)in, (void)n, (void)out, (void)ok;
   return 0;
 }
 
