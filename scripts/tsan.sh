@@ -19,6 +19,7 @@ TESTS=(
   PlanThreads.TwoHostThreadsCallOneThreadedPlan     # two host threads calling one split plan: the pool's queue
   PlanThreads.PoisonErrorIsTheSameAtAnyThreadCount  # chunks at once, their status words, the recording rerun
   PlanThreads.PoolRunsEveryJobOnceFromSeveralThreads  # the pool: 3 host threads' batches, shutdown, restart
+  PlanThreads.PoolSpinSeesEveryJobsResult         # the pool's spin: a worker's plain stores seen by the caller
   PlanThreads.CompileBatchEqualKernelsAndAFailure  # a plan's kernels compiled on 2 threads: equal kernels, a failure
   PlanThreads.HostThreadsCompileOnePlanAtOnce     # 4 host threads compiling the same plans at once, kernels on the pool
   Stream.PlansGiveTheBitsOfPlansWithout           # split result kernels streaming on the pool's threads (their sfence)

@@ -862,3 +862,50 @@ TEST(ExecAluBatch, I32LanesMatchOneAtATime) {
     expect_batch_is_one_at_a_time(op, ot, UOPC_DT_I32, in, k);
   }
 }
+
+// FLOORDIV and FLOORMOD's i32 lanes (the quotient's floor in double, the
+// remainder in 32-bit lanes, refused per lane) against uopc_exec_alu one
+// case at a time: every pair of edges (zero divisors and INT32_MIN by -1
+// among them), and random operands of every size with a zero divisor, a -1
+// or INT32_MIN now and then; the ok flags, the results, and the untouched
+// results of refused cases.
+TEST(ExecAluBatch, I32DivModLanesMatchOneAtATime) {
+  const int64_t edges[] = {0, 1, -1, 2, -2, 3, -3, 7, -7, 46341, -46341, 65536, -65537, INT32_MAX, INT32_MIN,
+                           INT32_MAX - 1, INT32_MIN + 1, (int64_t)1 << 32, ((int64_t)1 << 32) - 1, INT64_MIN,
+                           (int64_t)0x80000000, 1000000007, -999999937};
+  std::mt19937_64 rng(2029);
+  std::vector<uopc_val> in;
+  for (int64_t a : edges)
+    for (int64_t b : edges) in.push_back({a, 0.0}), in.push_back({b, 0.0});
+  for (int i = 0; i < 300001; i++)
+    for (int j = 0; j < 2; j++) {
+      uint64_t x = rng();
+      int64_t v;
+      switch (x & 7) {
+      case 0: v = 0; break;
+      case 1: v = j ? -1 : INT32_MIN; break;
+      case 2: v = (int64_t)x; break;
+      case 3: v = (int64_t)(x >> 59) - 16; break;
+      case 4: v = (int64_t)(int16_t)(x >> 16); break;
+      default: v = (int64_t)(int32_t)(x >> 32); break;
+      }
+      in.push_back({v, 0.0});
+    }
+  size_t n = in.size() / 2, refused = 0;
+  for (uopc_op op : {UOPC_OP_FLOORDIV, UOPC_OP_FLOORMOD}) {
+    std::vector<uopc_val> out(n, uopc_val{777, 7.0}), one(n, uopc_val{777, 7.0});
+    std::vector<unsigned char> ok(n, 9);
+    size_t good = uopc_exec_alu_n(op, UOPC_DT_I32, UOPC_DT_I32, in.data(), n, out.data(), ok.data()), want = 0;
+    for (size_t i = 0; i < n; i++) {
+      int r = uopc_exec_alu(op, UOPC_DT_I32, UOPC_DT_I32, in.data() + 2 * i, &one[i]);
+      want += (size_t)r;
+      refused += (size_t)!r;
+      ASSERT_EQ((int)ok[i], r) << uopc_op_name(op) << " " << in[2 * i].i << ", " << in[2 * i + 1].i;
+      ASSERT_EQ(std::memcmp(&out[i], &one[i], sizeof one[i]), 0)
+          << uopc_op_name(op) << " " << in[2 * i].i << ", " << in[2 * i + 1].i << " gave " << out[i].i << ", want "
+          << one[i].i;
+    }
+    ASSERT_EQ(good, want);
+  }
+  EXPECT_GT(refused, (size_t)2 * 40000);  // zero divisors and INT32_MIN / -1 were met
+}

@@ -1,7 +1,8 @@
 /* lib/algebra/exec_alu_vec.c - uopc_exec_alu_n's fast paths, four cases at a
  * time with AVX2 where the CPU has it: on f32 and f16, ADD and MUL (the
  * fuzzer's hottest triples), MAX, CMPLT, CMPNE, WHERE, SQRT and RECIP; on
- * i32, ADD, MUL, MAX, CMPLT, CMPNE and WHERE.
+ * i32, ADD, MUL, MAX, CMPLT, CMPNE, WHERE, FLOORDIV and FLOORMOD (which
+ * refuse, per lane, where exec_alu does).
  *
  * The arithmetic is exec_alu's (exec_alu.c float_op): the operands rounded
  * to the dtype, the op in double, the result rounded once and every NaN
@@ -190,6 +191,37 @@ UOPI_AVX2 void store_i(uopc_val *out, unsigned char *ok, __m128i r) {
   __builtin_memset(ok, 1, 4);
 }
 
+/* FLOORDIV (mod = 0) or FLOORMOD (mod = 1) of four cases: refused (ok 0,
+   the result left as it was) where exec_alu refuses, b = 0 or INT32_MIN
+   by -1.  The quotient is floor(a / b) in double: both operands are exact
+   doubles, and a quotient that is not an integer lies at least 1/|b| from
+   the nearest one while the division's error is below |a/b| * 2^-53 <
+   2^-22 / |b|, so the floor of the rounded quotient is the exact floor.
+   The remainder a - b*q is computed in 32-bit lanes: it fits in i32 (|r| <
+   |b|), so the wrapped products and differences give it exactly. */
+UOPI_AVX2 void divmod_i32(const uopc_val *in, uopc_val *out, unsigned char *ok, int mod) {
+  __m128i a = field_i(in, 2), b = field_i(in + 1, 2), zero = _mm_setzero_si128();
+  __m128i bad = _mm_or_si128(_mm_cmpeq_epi32(b, zero),
+                             _mm_and_si128(_mm_cmpeq_epi32(a, _mm_set1_epi32(INT32_MIN)),
+                                           _mm_cmpeq_epi32(b, _mm_set1_epi32(-1))));
+  __m128i bs = _mm_blendv_epi8(b, _mm_set1_epi32(1), bad); /* refused lanes divide by 1 */
+  __m256d q = _mm256_round_pd(_mm256_div_pd(_mm256_cvtepi32_pd(a), _mm256_cvtepi32_pd(bs)),
+                              _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  __m128i qi = _mm256_cvttpd_epi32(q); /* an integer in i32's range (INT32_MIN / -1 refused) */
+  __m128i r = mod ? _mm_sub_epi32(a, _mm_mullo_epi32(bs, qi)) : qi;
+  /* the stores of store_i, each 64-bit half of a case under its lane's ok */
+  __m256i w = _mm256_cvtepi32_epi64(r), z = _mm256_setzero_si256();
+  __m256i lo = _mm256_unpacklo_epi64(w, z), hi = _mm256_unpackhi_epi64(w, z);
+  __m256i g = _mm256_cvtepi32_epi64(_mm_andnot_si128(bad, _mm_set1_epi32(-1)));
+  __m256i glo = _mm256_unpacklo_epi64(g, g), ghi = _mm256_unpackhi_epi64(g, g);
+  _mm256_maskstore_epi64((long long *)out, _mm256_permute2x128_si256(glo, ghi, 0x20),
+                         _mm256_permute2x128_si256(lo, hi, 0x20));
+  _mm256_maskstore_epi64((long long *)(out + 2), _mm256_permute2x128_si256(glo, ghi, 0x31),
+                         _mm256_permute2x128_si256(lo, hi, 0x31));
+  int m = ~_mm_movemask_ps(_mm_castsi128_ps(bad));
+  for (int j = 0; j < 4; j++) ok[j] = (unsigned char)((m >> j) & 1);
+}
+
 #define BINARY_I(EXPR)                                                         \
   for (; i + 4 <= n; i += 4) {                                                 \
     __m128i a = field_i(in + 2 * i, 2), b = field_i(in + 2 * i + 1, 2);        \
@@ -206,6 +238,10 @@ __attribute__((target("avx2"))) static size_t lanes_i32(uopc_op op, const uopc_v
   case UOPC_OP_MAX: BINARY_I(_mm_max_epi32(a, b)) break;
   case UOPC_OP_CMPLT: BINARY_I(_mm_and_si128(_mm_cmpgt_epi32(b, a), ONE)) break;
   case UOPC_OP_CMPNE: BINARY_I(_mm_andnot_si128(_mm_cmpeq_epi32(a, b), ONE)) break;
+  case UOPC_OP_FLOORDIV:
+  case UOPC_OP_FLOORMOD:
+    for (; i + 4 <= n; i += 4) divmod_i32(in + 2 * i, out + i, ok + i, op == UOPC_OP_FLOORMOD);
+    break;
   case UOPC_OP_WHERE:
     for (; i + 4 <= n; i += 4) {
       const uopc_val *p = in + 3 * i;

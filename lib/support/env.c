@@ -33,6 +33,7 @@ static const struct var {
     {"UOPC_REWRITE_CHAIN", K_COUNT, "the default (100000) is kept"},
     {"UOPC_THREADS", K_COUNT, "the CPUs the process may run on are used"},
     {"UOPC_SPLIT_MIN_WORK", K_COUNT, "the default (262144) is kept"},
+    {"UOPC_POOL_SPIN_US", K_COUNT, "the default (200) is kept"},
     {"UOPC_STREAM", K_ONOFF, "streaming stores as the compile flags say (0/off: never)"},
     {"UOPC_STREAM_MIN_BYTES", K_COUNT, "the default (half the last level cache) is kept"},
     {"UOPC_TILE_MIN_WORK", K_COUNT, "the default thresholds (2^28 and 2^23 multiply-adds) are kept"},
