@@ -909,3 +909,53 @@ TEST(ExecAluBatch, I32DivModLanesMatchOneAtATime) {
   }
   EXPECT_GT(refused, (size_t)2 * 40000);  // zero divisors and INT32_MIN / -1 were met
 }
+
+// CAST's lanes (every pair of f32, f16, i32 and bool; to i32 refused per
+// lane when not finite or out of range) against uopc_exec_alu one case at a
+// time: every f16 value; doubles around the i32 limits, which the f32 or f16
+// rounding moves first; NaNs, infinities, zeros, halves, subnormals; random
+// doubles that are not values of the dtype; random int64 operands (wrapped
+// first) and bool operands nonzero only above bit 31.  ok flags, results,
+// and the untouched results of refused cases.
+TEST(ExecAluBatch, CastLanesMatchOneAtATime) {
+  std::vector<uopc_val> fin, iin;
+  for (uint32_t h = 0; h < 65536; h++) fin.push_back({0, uopc_f16_to_double((uint16_t)h)});
+  for (double d : {2147483647.0, 2147483647.5, 2147483648.0, 2147483520.0, 2147483583.0, 2147483584.0, -2147483648.0,
+                   -2147483648.5, -2147483649.0, -2147483904.0, 4294967296.0, 1e10, -1e10, 0.5, -0.5, -0.99999,
+                   0.99999, 1.5, -1.5, 0.0, -0.0, 0x1p-149, -0x1p-149, 0x1p-1074, 65519.0, 65520.0, 1e300, -1e300,
+                   std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                   std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::quiet_NaN()})
+    fin.push_back({0, d}), fin.push_back({0, std::nextafter(d, 0.0)}), fin.push_back({0, std::nextafter(d, 1e308)});
+  std::mt19937_64 rng(2030);
+  for (int i = 0; i < 200003; i++) {
+    uint64_t x = rng();
+    double d = std::ldexp((double)(x >> 11) * 0x1p-53 + 0.5, (int)((x >> 3) % 80) - 40);
+    fin.push_back({0, (x & 1) ? -d : d});
+    int64_t v = (x & 3) == 0 ? (int64_t)x : (x & 3) == 1 ? (int64_t)(int32_t)(x >> 32) : (int64_t)(x >> 60) - 8;
+    if ((x & 12) == 0) v = (int64_t)1 << (x % 64);
+    iin.push_back({v, 0.0});
+  }
+  const uopc_dtype all[] = {UOPC_DT_BOOL, UOPC_DT_I32, UOPC_DT_F32, UOPC_DT_F16};
+  size_t refused = 0;
+  for (uopc_dtype it : all)
+    for (uopc_dtype ot : all) {
+      const std::vector<uopc_val> &in = (it == UOPC_DT_F32 || it == UOPC_DT_F16) ? fin : iin;
+      size_t n = in.size();
+      std::vector<uopc_val> out(n, uopc_val{777, 7.0}), one(n, uopc_val{777, 7.0});
+      std::vector<unsigned char> ok(n, 9);
+      size_t good = uopc_exec_alu_n(UOPC_OP_CAST, ot, it, in.data(), n, out.data(), ok.data()), want = 0;
+      for (size_t i = 0; i < n; i++) {
+        int r = uopc_exec_alu(UOPC_OP_CAST, ot, it, &in[i], &one[i]);
+        want += (size_t)r;
+        refused += (size_t)!r;
+        ASSERT_EQ((int)ok[i], r) << uopc_dtype_name(it) << " -> " << uopc_dtype_name(ot) << ": " << in[i].i << "/"
+                                 << std::hexfloat << in[i].f;
+        ASSERT_EQ(std::memcmp(&out[i], &one[i], sizeof one[i]), 0)
+            << uopc_dtype_name(it) << " -> " << uopc_dtype_name(ot) << ": " << in[i].i << "/" << std::hexfloat
+            << in[i].f << " gave {" << out[i].i << ", " << out[i].f << "}, want {" << one[i].i << ", " << one[i].f
+            << "}";
+      }
+      ASSERT_EQ(good, want);
+    }
+  EXPECT_GT(refused, (size_t)50000);  // f32 and f16 to i32: NaNs, infinities, out of range
+}

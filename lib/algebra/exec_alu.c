@@ -192,7 +192,7 @@ int uopc_exec_alu(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val 
    general path per case otherwise.  The fast paths never refuse. */
 #define UOPI_ALU_LOOP(EXPR)                                                 \
   do {                                                                      \
-    for (size_t i = uopi_exec_alu_vec(op, in_t, in, n, out, ok); i < n; i++) { \
+    for (size_t i = uopi_exec_alu_vec(op, in_t, in_t, in, n, out, ok); i < n; i++) { \
       const uopc_val *v = in + 2 * i;                                       \
       (void)put_float(in_t, out + i, EXPR);                                 \
       ok[i] = 1;                                                            \
@@ -211,7 +211,7 @@ size_t uopc_exec_alu_n(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc
     if (op == UOPC_OP_MUL) UOPI_ALU_LOOP(uopi_round_f16(v[0].f) * uopi_round_f16(v[1].f));
   }
   size_t k = op == UOPC_OP_WHERE ? 3 : is_unary(op) ? 1 : 2;
-  size_t done = in_domain(op, out_t, in_t) ? uopi_exec_alu_vec(op, in_t, in, n, out, ok) : 0, good = 0;
+  size_t done = in_domain(op, out_t, in_t) ? uopi_exec_alu_vec(op, out_t, in_t, in, n, out, ok) : 0, good = 0;
   for (size_t i = 0; i < done; i++) good += ok[i];
   for (size_t i = done; i < n; i++) {
     ok[i] = (unsigned char)exec_general(op, out_t, in_t, in + k * i, out + i);

@@ -1,8 +1,9 @@
 /* lib/algebra/exec_alu_vec.c - uopc_exec_alu_n's fast paths, four cases at a
  * time with AVX2 where the CPU has it: on f32 and f16, ADD and MUL (the
  * fuzzer's hottest triples), MAX, CMPLT, CMPNE, WHERE, SQRT and RECIP; on
- * i32, ADD, MUL, MAX, CMPLT, CMPNE, WHERE, FLOORDIV and FLOORMOD (which
- * refuse, per lane, where exec_alu does).
+ * i32, ADD, MUL, MAX, CMPLT, CMPNE, WHERE, FLOORDIV and FLOORMOD; CAST
+ * between any two of f32, f16, i32 and bool.  FLOORDIV, FLOORMOD and CAST to
+ * i32 refuse, lane by lane, where exec_alu does.
  *
  * The arithmetic is exec_alu's (exec_alu.c float_op): the operands rounded
  * to the dtype, the op in double, the result rounded once and every NaN
@@ -182,6 +183,13 @@ UOPI_AVX2 __m128i field_i(const uopc_val *p, size_t k) {
   return _mm_setr_epi32((int)(uint32_t)p[0].i, (int)(uint32_t)p[k].i, (int)(uint32_t)p[2 * k].i,
                         (int)(uint32_t)p[3 * k].i);
 }
+/* The low 32 bits of four doubles' 64-bit lanes (an all-ones or zero
+   comparison mask, say) as a 32-bit mask. */
+UOPI_AVX2 __m128i mask32(__m256d m) {
+  return _mm256_castsi256_si128(
+      _mm256_permutevar8x32_epi32(_mm256_castpd_si256(m), _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+}
+
 /* Four i32 (or 0/1) results as uopc_val {r, 0.0}, put_int's layout. */
 UOPI_AVX2 void store_i(uopc_val *out, unsigned char *ok, __m128i r) {
   __m256i w = _mm256_cvtepi32_epi64(r), z = _mm256_setzero_si256();
@@ -189,6 +197,21 @@ UOPI_AVX2 void store_i(uopc_val *out, unsigned char *ok, __m128i r) {
   _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
   _mm256_storeu_si256((__m256i *)(out + 2), _mm256_permute2x128_si256(lo, hi, 0x31));
   __builtin_memset(ok, 1, 4);
+}
+
+/* store_i for the lanes set in the 32-bit mask good: ok 1 and {r, 0.0}
+   there, ok 0 and the result left as it was elsewhere (a refusal). */
+UOPI_AVX2 void store_i_ok(uopc_val *out, unsigned char *ok, __m128i r, __m128i good) {
+  __m256i w = _mm256_cvtepi32_epi64(r), z = _mm256_setzero_si256();
+  __m256i lo = _mm256_unpacklo_epi64(w, z), hi = _mm256_unpackhi_epi64(w, z);
+  __m256i g = _mm256_cvtepi32_epi64(good); /* each 64-bit half of a case under its lane's mask */
+  __m256i glo = _mm256_unpacklo_epi64(g, g), ghi = _mm256_unpackhi_epi64(g, g);
+  _mm256_maskstore_epi64((long long *)out, _mm256_permute2x128_si256(glo, ghi, 0x20),
+                         _mm256_permute2x128_si256(lo, hi, 0x20));
+  _mm256_maskstore_epi64((long long *)(out + 2), _mm256_permute2x128_si256(glo, ghi, 0x31),
+                         _mm256_permute2x128_si256(lo, hi, 0x31));
+  int m = _mm_movemask_ps(_mm_castsi128_ps(good));
+  for (int j = 0; j < 4; j++) ok[j] = (unsigned char)((m >> j) & 1);
 }
 
 /* FLOORDIV (mod = 0) or FLOORMOD (mod = 1) of four cases: refused (ok 0,
@@ -209,17 +232,7 @@ UOPI_AVX2 void divmod_i32(const uopc_val *in, uopc_val *out, unsigned char *ok, 
                               _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
   __m128i qi = _mm256_cvttpd_epi32(q); /* an integer in i32's range (INT32_MIN / -1 refused) */
   __m128i r = mod ? _mm_sub_epi32(a, _mm_mullo_epi32(bs, qi)) : qi;
-  /* the stores of store_i, each 64-bit half of a case under its lane's ok */
-  __m256i w = _mm256_cvtepi32_epi64(r), z = _mm256_setzero_si256();
-  __m256i lo = _mm256_unpacklo_epi64(w, z), hi = _mm256_unpackhi_epi64(w, z);
-  __m256i g = _mm256_cvtepi32_epi64(_mm_andnot_si128(bad, _mm_set1_epi32(-1)));
-  __m256i glo = _mm256_unpacklo_epi64(g, g), ghi = _mm256_unpackhi_epi64(g, g);
-  _mm256_maskstore_epi64((long long *)out, _mm256_permute2x128_si256(glo, ghi, 0x20),
-                         _mm256_permute2x128_si256(lo, hi, 0x20));
-  _mm256_maskstore_epi64((long long *)(out + 2), _mm256_permute2x128_si256(glo, ghi, 0x31),
-                         _mm256_permute2x128_si256(lo, hi, 0x31));
-  int m = ~_mm_movemask_ps(_mm_castsi128_ps(bad));
-  for (int j = 0; j < 4; j++) ok[j] = (unsigned char)((m >> j) & 1);
+  store_i_ok(out, ok, r, _mm_andnot_si128(bad, _mm_set1_epi32(-1)));
 }
 
 #define BINARY_I(EXPR)                                                         \
@@ -247,8 +260,7 @@ __attribute__((target("avx2"))) static size_t lanes_i32(uopc_op op, const uopc_v
       const uopc_val *p = in + 3 * i;
       __m256i c = _mm256_setr_epi64x(p[0].i, p[3].i, p[6].i, p[9].i);
       __m256i f = _mm256_cmpeq_epi64(c, _mm256_setzero_si256()); /* cond false, 64-bit lanes */
-      /* the low 32 bits of each 64-bit mask lane, as a 32-bit mask */
-      __m128i m = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(f, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+      __m128i m = mask32(_mm256_castsi256_pd(f));
       __m128i a = field_i(p + 1, 3), b = field_i(p + 2, 3);
       store_i(out + i, ok + i, _mm_blendv_epi8(a, b, m));
     }
@@ -260,8 +272,67 @@ __attribute__((target("avx2"))) static size_t lanes_i32(uopc_op op, const uopc_v
 #undef ONE
 #undef BINARY_I
 
-size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out, unsigned char *ok) {
-  if (in_t != UOPC_DT_F32 && in_t != UOPC_DT_F16 && in_t != UOPC_DT_I32) return 0;
+/* ---- CAST: every pair of f32, f16, i32 and bool ---- */
+
+/* Four values as doubles a, to dtype out_t, as exec_alu's CAST does from a
+   float (a already rounded to its dtype): != 0 for bool (a NaN is true),
+   the truncation for i32 (refused when not finite or out of range), the
+   rounding for a float. */
+UOPI_AVX2 void cast_from_f(uopc_dtype out_t, __m256d a, uopc_val *out, unsigned char *ok) {
+  switch (out_t) {
+  case UOPC_DT_BOOL: store_b(out, ok, _mm256_cmp_pd(a, _mm256_setzero_pd(), _CMP_NEQ_UQ)); break;
+  case UOPC_DT_I32: {
+    __m256d t = _mm256_round_pd(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    __m256d good = _mm256_and_pd(_mm256_cmp_pd(t, _mm256_set1_pd(-2147483648.0), _CMP_GE_OQ),
+                                 _mm256_cmp_pd(t, _mm256_set1_pd(2147483647.0), _CMP_LE_OQ)); /* NaN, inf: no */
+    store_i_ok(out, ok, _mm256_cvttpd_epi32(_mm256_and_pd(t, good)), mask32(good));
+    break;
+  }
+  case UOPC_DT_F32: store_f(out, ok, canon(round_f32(a))); break;
+  default: store_f(out, ok, canon(round_f16(a))); break;
+  }
+}
+
+/* Four i32 or bool values (their 32-bit lanes) to out_t: != 0, themselves,
+   or the rounding of the exact double. */
+UOPI_AVX2 void cast_from_i(uopc_dtype out_t, __m128i a, uopc_val *out, unsigned char *ok) {
+  switch (out_t) {
+  case UOPC_DT_BOOL: store_i(out, ok, _mm_andnot_si128(_mm_cmpeq_epi32(a, _mm_setzero_si128()), _mm_set1_epi32(1))); break;
+  case UOPC_DT_I32: store_i(out, ok, a); break;
+  case UOPC_DT_F32: store_f(out, ok, round_f32(_mm256_cvtepi32_pd(a))); break;
+  default: store_f(out, ok, round_f16(_mm256_cvtepi32_pd(a))); break;
+  }
+}
+
+__attribute__((target("avx2"))) static size_t lanes_cast(uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in,
+                                                         size_t n, uopc_val *out, unsigned char *ok) {
+  size_t i = 0;
+  switch (in_t) {
+  case UOPC_DT_F32:
+    for (; i + 4 <= n; i += 4) cast_from_f(out_t, round_f32(field_f(in + i, 1)), out + i, ok + i);
+    break;
+  case UOPC_DT_F16:
+    for (; i + 4 <= n; i += 4) cast_from_f(out_t, round_f16(field_f(in + i, 1)), out + i, ok + i);
+    break;
+  case UOPC_DT_I32:
+    for (; i + 4 <= n; i += 4) cast_from_i(out_t, field_i(in + i, 1), out + i, ok + i);
+    break;
+  default: /* bool: the whole int64 != 0, as 0 or 1 */
+    for (; i + 4 <= n; i += 4) {
+      const uopc_val *p = in + i;
+      __m256i c = _mm256_setr_epi64x(p[0].i, p[1].i, p[2].i, p[3].i);
+      __m128i z = mask32(_mm256_castsi256_pd(_mm256_cmpeq_epi64(c, _mm256_setzero_si256())));
+      cast_from_i(out_t, _mm_andnot_si128(z, _mm_set1_epi32(1)), out + i, ok + i);
+    }
+    break;
+  }
+  return i;
+}
+
+size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out,
+                         unsigned char *ok) {
+  if (in_t != UOPC_DT_F32 && in_t != UOPC_DT_F16 && in_t != UOPC_DT_I32 && !(in_t == UOPC_DT_BOOL && op == UOPC_OP_CAST))
+    return 0;
   static int avx2 = -1; /* -1 until the first call asks the CPU; racing first calls store the same value */
   int has = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
   if (has < 0) {
@@ -270,13 +341,15 @@ size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype in_t, const uopc_val *in, size_t
     __atomic_store_n(&avx2, has, __ATOMIC_RELAXED);
   }
   if (!has) return 0;
+  if (op == UOPC_OP_CAST) return lanes_cast(out_t, in_t, in, n, out, ok);
   return in_t == UOPC_DT_I32 ? lanes_i32(op, in, n, out, ok) : lanes_avx2(op, in_t, in, n, out, ok);
 }
 
 #else
 
-size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out, unsigned char *ok) {
-  (void)op, (void)in_t, (void)in, (void)n, (void)out, (void)ok;
+size_t uopi_exec_alu_vec(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val *in, size_t n, uopc_val *out,
+                         unsigned char *ok) {
+  (void)op, (void)out_t, (void)in_t, (void)in, (void)n, (void)out, (void)ok;
   return 0;
 }
 
