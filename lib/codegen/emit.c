@@ -207,13 +207,13 @@ static uint32_t short_body_end(const uopi_prog *p, uint32_t at) {
   return 0;
 }
 
-/* Enters loop l from the builder's block: makes its body block (and its
-   after block when l has none yet), branches to the body, when guard is
-   given only if it holds (else to after), and starts the counter phi at
-   start.  The builder ends in the body. */
+/* Enters loop l from the builder's block: makes its body and after
+   blocks, branches to the body, when guard is given only if it holds (else
+   to after), and starts the counter phi at start.  The builder ends in the
+   body. */
 static void enter_loop(uopi_cg *g, loop *l, const char *body, LLVMValueRef guard, int32_t start) {
   l->body = LLVMAppendBasicBlockInContext(g->lc, g->fn, body);
-  if (!l->after) l->after = LLVMAppendBasicBlockInContext(g->lc, g->fn, "after");
+  l->after = LLVMAppendBasicBlockInContext(g->lc, g->fn, "after");
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
   if (guard) LLVMBuildCondBr(g->b, guard, l->body, l->after);
   else LLVMBuildBr(g->b, l->body);
@@ -242,7 +242,6 @@ static LLVMValueRef open_loop(em *E, uint32_t at, LLVMValueRef end) {
   uint32_t z = short_body_end(E->p, at);
   l->serial = z && !short_row(E, l, z, E->nloops > 1) && serial_reduction(E, l, z);
   l->from1 = l->serial && t > 0 && t < INT32_MAX;
-  l->after = NULL;
   enter_loop(g, l, "loop", LLVMBuildICmp(g->b, LLVMIntSGT, end, i32c(g, 0), "any"), l->from1);
   if (!l->from1) return l->iv;
   /* A serial reduction's body reads element counter + 1 (the first element
