@@ -102,9 +102,7 @@ UOPI_AVX2 void pair_f(const uopc_val *in, __m256d *a, __m256d *b) {
   *a = _mm256_permute2f128_pd(x01, x23, 0x20), *b = _mm256_permute2f128_pd(x01, x23, 0x31);
 }
 
-/* Four results as uopc_val, with ok[0..3] = 1: {0, y} (a float: put_float's
-   layout) or {1, 0.0} where the lane of mask r is set and {0, 0.0} where it
-   is not (a bool: put_int's). */
+/* Four float results as uopc_val {0, y} (put_float's layout), ok[0..3] = 1. */
 UOPI_AVX2 void store_f(uopc_val *out, unsigned char *ok, __m256d y) {
   __m256d z = _mm256_setzero_pd();
   __m256d lo = _mm256_unpacklo_pd(z, y), hi = _mm256_unpackhi_pd(z, y); /* 0 y0 | 0 y2, 0 y1 | 0 y3 */
@@ -113,12 +111,41 @@ UOPI_AVX2 void store_f(uopc_val *out, unsigned char *ok, __m256d y) {
   _mm256_storeu_pd(o + 4, _mm256_permute2f128_pd(lo, hi, 0x31));
   __builtin_memset(ok, 1, 4);
 }
-UOPI_AVX2 void store_b(uopc_val *out, unsigned char *ok, __m256d r) {
-  __m256i one = _mm256_and_si256(_mm256_castpd_si256(r), cst(1)), z = _mm256_setzero_si256();
-  __m256i lo = _mm256_unpacklo_epi64(one, z), hi = _mm256_unpackhi_epi64(one, z); /* r0 0 | r2 0, r1 0 | r3 0 */
+
+/* The wrapped i32 values of p[0].i, p[k].i, p[2k].i, p[3k].i (the low 32
+   bits: GCC converts an out-of-range unsigned to int modulo 2^32). */
+UOPI_AVX2 __m128i field_i(const uopc_val *p, size_t k) {
+  return _mm_setr_epi32((int)(uint32_t)p[0].i, (int)(uint32_t)p[k].i, (int)(uint32_t)p[2 * k].i,
+                        (int)(uint32_t)p[3 * k].i);
+}
+/* All-ones lanes where p[0].i, p[k].i, p[2k].i, p[3k].i are 0 (the whole
+   int64: WHERE's condition, a bool operand), zero lanes elsewhere. */
+UOPI_AVX2 __m256d zero_i(const uopc_val *p, size_t k) {
+  __m256i c = _mm256_setr_epi64x(p[0].i, p[k].i, p[2 * k].i, p[3 * k].i);
+  return _mm256_castsi256_pd(_mm256_cmpeq_epi64(c, _mm256_setzero_si256()));
+}
+/* The low 32 bits of four doubles' 64-bit lanes (an all-ones or zero
+   comparison mask, say) as a 32-bit mask. */
+UOPI_AVX2 __m128i mask32(__m256d m) {
+  return _mm256_castsi256_si128(
+      _mm256_permutevar8x32_epi32(_mm256_castpd_si256(m), _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+}
+
+/* Four integer results, 64-bit lanes w, as uopc_val {w, 0.0} (put_int's
+   layout), ok[0..3] = 1. */
+UOPI_AVX2 void store_w(uopc_val *out, unsigned char *ok, __m256i w) {
+  __m256i z = _mm256_setzero_si256();
+  __m256i lo = _mm256_unpacklo_epi64(w, z), hi = _mm256_unpackhi_epi64(w, z); /* w0 0 | w2 0, w1 0 | w3 0 */
   _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
   _mm256_storeu_si256((__m256i *)(out + 2), _mm256_permute2x128_si256(lo, hi, 0x31));
   __builtin_memset(ok, 1, 4);
+}
+/* Four i32 (or 0/1) results, 32-bit lanes r, as store_w. */
+UOPI_AVX2 void store_i(uopc_val *out, unsigned char *ok, __m128i r) { store_w(out, ok, _mm256_cvtepi32_epi64(r)); }
+/* Four bool results: 1 where the lane of the comparison mask r is set, 0
+   where it is not, as store_w. */
+UOPI_AVX2 void store_b(uopc_val *out, unsigned char *ok, __m256d r) {
+  store_w(out, ok, _mm256_and_si256(_mm256_castpd_si256(r), cst(1)));
 }
 
 /* The loops over four cases at a time from i on: R is the dtype's rounding
@@ -140,8 +167,7 @@ UOPI_AVX2 void store_b(uopc_val *out, unsigned char *ok, __m256d r) {
 #define WHERE3(R)                                                                                     \
   for (; i + 4 <= n; i += 4) {                                                                        \
     const uopc_val *p = in + 3 * i;                                                                   \
-    __m256i c = _mm256_setr_epi64x(p[0].i, p[3].i, p[6].i, p[9].i);                                   \
-    __m256d m = _mm256_castsi256_pd(_mm256_cmpeq_epi64(c, _mm256_setzero_si256())); /* cond false */ \
+    __m256d m = zero_i(p, 3); /* cond false */                                                        \
     __m256d a = R(field_f(p + 1, 3)), b = R(field_f(p + 2, 3));                                       \
     store_f(out + i, ok + i, canon(_mm256_blendv_pd(a, b, m)));                                       \
   }
@@ -176,28 +202,6 @@ __attribute__((target("avx2"))) static size_t lanes_avx2(uopc_op op, uopc_dtype 
 #undef BINARY
 
 /* ---- i32: the low 32 bits of four operands, four results ---- */
-
-/* The wrapped i32 values of p[0].i, p[k].i, p[2k].i, p[3k].i (the low 32
-   bits: GCC converts an out-of-range unsigned to int modulo 2^32). */
-UOPI_AVX2 __m128i field_i(const uopc_val *p, size_t k) {
-  return _mm_setr_epi32((int)(uint32_t)p[0].i, (int)(uint32_t)p[k].i, (int)(uint32_t)p[2 * k].i,
-                        (int)(uint32_t)p[3 * k].i);
-}
-/* The low 32 bits of four doubles' 64-bit lanes (an all-ones or zero
-   comparison mask, say) as a 32-bit mask. */
-UOPI_AVX2 __m128i mask32(__m256d m) {
-  return _mm256_castsi256_si128(
-      _mm256_permutevar8x32_epi32(_mm256_castpd_si256(m), _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
-}
-
-/* Four i32 (or 0/1) results as uopc_val {r, 0.0}, put_int's layout. */
-UOPI_AVX2 void store_i(uopc_val *out, unsigned char *ok, __m128i r) {
-  __m256i w = _mm256_cvtepi32_epi64(r), z = _mm256_setzero_si256();
-  __m256i lo = _mm256_unpacklo_epi64(w, z), hi = _mm256_unpackhi_epi64(w, z); /* r0 0 | r2 0, r1 0 | r3 0 */
-  _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
-  _mm256_storeu_si256((__m256i *)(out + 2), _mm256_permute2x128_si256(lo, hi, 0x31));
-  __builtin_memset(ok, 1, 4);
-}
 
 /* store_i for the lanes set in the 32-bit mask good: ok 1 and {r, 0.0}
    there, ok 0 and the result left as it was elsewhere (a refusal). */
@@ -258,9 +262,7 @@ __attribute__((target("avx2"))) static size_t lanes_i32(uopc_op op, const uopc_v
   case UOPC_OP_WHERE:
     for (; i + 4 <= n; i += 4) {
       const uopc_val *p = in + 3 * i;
-      __m256i c = _mm256_setr_epi64x(p[0].i, p[3].i, p[6].i, p[9].i);
-      __m256i f = _mm256_cmpeq_epi64(c, _mm256_setzero_si256()); /* cond false, 64-bit lanes */
-      __m128i m = mask32(_mm256_castsi256_pd(f));
+      __m128i m = mask32(zero_i(p, 3)); /* cond false */
       __m128i a = field_i(p + 1, 3), b = field_i(p + 2, 3);
       store_i(out + i, ok + i, _mm_blendv_epi8(a, b, m));
     }
@@ -319,9 +321,7 @@ __attribute__((target("avx2"))) static size_t lanes_cast(uopc_dtype out_t, uopc_
     break;
   default: /* bool: the whole int64 != 0, as 0 or 1 */
     for (; i + 4 <= n; i += 4) {
-      const uopc_val *p = in + i;
-      __m256i c = _mm256_setr_epi64x(p[0].i, p[1].i, p[2].i, p[3].i);
-      __m128i z = mask32(_mm256_castsi256_pd(_mm256_cmpeq_epi64(c, _mm256_setzero_si256())));
+      __m128i z = mask32(zero_i(in + i, 1));
       cast_from_i(out_t, _mm_andnot_si128(z, _mm_set1_epi32(1)), out + i, ok + i);
     }
     break;
