@@ -22,7 +22,15 @@ run_suite() {  # name, cmake args...
   cmake -S . -B "$dir" -DUOPC_BENCH=OFF -DUOPC_WERROR=ON "$@" >"$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
   cmake --build "$dir" -j"$JOBS" >>"$dir.log" 2>&1 || { tail -50 "$dir.log"; return 1; }
   echo "=== $dir: ctest"
-  (cd "$dir" && ctest --output-on-failure -j"$JOBS" --timeout 600)
+  # the tests' temporary files go to a directory of their own, which must be
+  # empty when they are done (each test process removes what it made)
+  local tmp left st=0
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/uopc-ctest.XXXXXX")
+  (cd "$dir" && TEST_TMPDIR=$tmp ctest --output-on-failure -j"$JOBS" --timeout 600) || st=$?
+  left=$(ls -A "$tmp")
+  rm -rf "$tmp"
+  [ "$st" = 0 ] || return "$st"
+  if [ -n "$left" ]; then echo "=== $dir: the tests left temporary files behind:" $left; return 1; fi
 }
 
 # cmake --install the plain build into a temporary prefix, then build

@@ -179,7 +179,7 @@ class SuiteCacheDir : public ::testing::Environment {
   void SetUp() override {
     if (getenv("UOPC_CACHE_DIR")) return;
     char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "%suopc_suite_cache_XXXXXX", testing::TempDir().c_str());
+    snprintf(tmpl, sizeof tmpl, "%s/suite_cache_XXXXXX", TestTempDir().c_str());
     if (!mkdtemp(tmpl)) return;
     made_ = tmpl;
     setenv("UOPC_CACHE_DIR", made_.c_str(), 1);
@@ -201,7 +201,7 @@ class Cache : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "%suopc_cache_XXXXXX", testing::TempDir().c_str());
+    snprintf(tmpl, sizeof tmpl, "%s/cache_XXXXXX", TestTempDir().c_str());
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     root_ = tmpl;
     dir_ = root_ + "/cache";

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cli.h"
 #include "uopc/uopc.h"
 
 namespace {
@@ -244,9 +247,8 @@ TEST(Npy, ClearErrors) {
 }
 
 std::string TmpDir() {
-  std::string d = testing::TempDir() + "uopc_npy_" + std::to_string(getpid());
-  std::string cmd = "mkdir -p '" + d + "'";
-  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  std::string d = TestTempDir() + "/npy";
+  EXPECT_TRUE(mkdir(d.c_str(), 0700) == 0 || errno == EEXIST) << d << ": " << std::strerror(errno);
   return d;
 }
 

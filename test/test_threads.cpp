@@ -144,7 +144,7 @@ std::vector<std::string> CacheFiles(const std::string &dir, const char *suffix) 
 // file, and each kernel is a disk hit for a third process.
 TEST(Threads, TwoProcessesFillOneCacheDirectory) {
   char tmpl[4096];
-  snprintf(tmpl, sizeof tmpl, "%suopc_two_procs_XXXXXX", testing::TempDir().c_str());
+  snprintf(tmpl, sizeof tmpl, "%s/two_procs_XXXXXX", TestTempDir().c_str());
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   std::string root = tmpl, dir = root + "/cache";
   std::vector<std::string> files;

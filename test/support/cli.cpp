@@ -1,9 +1,12 @@
 #include "support/cli.h"
 
+#include <ftw.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,9 +27,38 @@ void Spit(const std::string &path, const std::string &text) {
   f << text;
 }
 
-std::string TmpPath(const std::string &name) {
-  return testing::TempDir() + "uopc_t" + std::to_string(getpid()) + "_" + name;
+// The directory of TestTempDir: made on first use, removed with what is in it
+// when the process that made it exits (a forked child leaves it alone).
+namespace {
+struct ProcessTempDir {
+  std::string path;
+  pid_t owner = 0;
+  ProcessTempDir() {
+    std::string t = testing::TempDir() + "uopc_t" + std::to_string(getpid()) + "_XXXXXX";
+    std::vector<char> buf(t.begin(), t.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data())) {
+      ADD_FAILURE() << "mkdtemp " << t << ": " << std::strerror(errno);
+      path = testing::TempDir() + "uopc_t" + std::to_string(getpid());
+      return;
+    }
+    path = buf.data();
+    owner = getpid();
+  }
+  ~ProcessTempDir() {
+    if (owner != getpid()) return;
+    nftw(path.c_str(), [](const char *p, const struct stat *, int, struct FTW *) { return std::remove(p); }, 16,
+         FTW_DEPTH | FTW_PHYS);
+  }
+};
+}  // namespace
+
+std::string TestTempDir() {
+  static ProcessTempDir d;
+  return d.path;
 }
+
+std::string TmpPath(const std::string &name) { return TestTempDir() + "/" + name; }
 
 std::string Q(const std::string &s) {
   std::string r = "'";

@@ -20,7 +20,12 @@ struct CliRun {
 CliRun Uopc(const std::string &args, const std::string &in = "");
 // The same with environment assignments before the command ("A=1 B=2").
 CliRun UopcEnv(const std::string &env, const std::string &args);
-// A path for a temporary file of this test process (not created).
+// This test process's directory for temporary files (TEST_TMPDIR or /tmp,
+// then uopc_tPID_XXXXXX): made on first use, removed with everything in it
+// when the process exits, so that a test run leaves nothing behind.
+std::string TestTempDir();
+// A path for a temporary file of this test process, in TestTempDir() (not
+// created).
 std::string TmpPath(const std::string &name);
 // Single-quoted for the shell.
 std::string Q(const std::string &s);
