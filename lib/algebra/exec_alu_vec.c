@@ -131,13 +131,21 @@ UOPI_AVX2 __m128i mask32(__m256d m) {
       _mm256_permutevar8x32_epi32(_mm256_castpd_si256(m), _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
 }
 
+/* The 64-bit lanes x and y interleaved as four {x_j, y_j} pairs (uopc_val's
+   two fields): h[0] holds cases 0 and 1, h[1] cases 2 and 3.  (store_f does
+   the same with doubles, staying in the float domain.) */
+UOPI_AVX2 void interleave(__m256i x, __m256i y, __m256i h[2]) {
+  __m256i lo = _mm256_unpacklo_epi64(x, y), hi = _mm256_unpackhi_epi64(x, y); /* x0 y0 | x2 y2, x1 y1 | x3 y3 */
+  h[0] = _mm256_permute2x128_si256(lo, hi, 0x20), h[1] = _mm256_permute2x128_si256(lo, hi, 0x31);
+}
+
 /* Four integer results, 64-bit lanes w, as uopc_val {w, 0.0} (put_int's
    layout), ok[0..3] = 1. */
 UOPI_AVX2 void store_w(uopc_val *out, unsigned char *ok, __m256i w) {
-  __m256i z = _mm256_setzero_si256();
-  __m256i lo = _mm256_unpacklo_epi64(w, z), hi = _mm256_unpackhi_epi64(w, z); /* w0 0 | w2 0, w1 0 | w3 0 */
-  _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
-  _mm256_storeu_si256((__m256i *)(out + 2), _mm256_permute2x128_si256(lo, hi, 0x31));
+  __m256i h[2];
+  interleave(w, _mm256_setzero_si256(), h);
+  _mm256_storeu_si256((__m256i *)out, h[0]);
+  _mm256_storeu_si256((__m256i *)(out + 2), h[1]);
   __builtin_memset(ok, 1, 4);
 }
 /* Four i32 (or 0/1) results, 32-bit lanes r, as store_w. */
@@ -206,14 +214,11 @@ __attribute__((target("avx2"))) static size_t lanes_avx2(uopc_op op, uopc_dtype 
 /* store_i for the lanes set in the 32-bit mask good: ok 1 and {r, 0.0}
    there, ok 0 and the result left as it was elsewhere (a refusal). */
 UOPI_AVX2 void store_i_ok(uopc_val *out, unsigned char *ok, __m128i r, __m128i good) {
-  __m256i w = _mm256_cvtepi32_epi64(r), z = _mm256_setzero_si256();
-  __m256i lo = _mm256_unpacklo_epi64(w, z), hi = _mm256_unpackhi_epi64(w, z);
-  __m256i g = _mm256_cvtepi32_epi64(good); /* each 64-bit half of a case under its lane's mask */
-  __m256i glo = _mm256_unpacklo_epi64(g, g), ghi = _mm256_unpackhi_epi64(g, g);
-  _mm256_maskstore_epi64((long long *)out, _mm256_permute2x128_si256(glo, ghi, 0x20),
-                         _mm256_permute2x128_si256(lo, hi, 0x20));
-  _mm256_maskstore_epi64((long long *)(out + 2), _mm256_permute2x128_si256(glo, ghi, 0x31),
-                         _mm256_permute2x128_si256(lo, hi, 0x31));
+  __m256i v[2], mk[2], g = _mm256_cvtepi32_epi64(good);
+  interleave(_mm256_cvtepi32_epi64(r), _mm256_setzero_si256(), v);
+  interleave(g, g, mk); /* both 64-bit halves of a case under its lane's mask */
+  _mm256_maskstore_epi64((long long *)out, mk[0], v[0]);
+  _mm256_maskstore_epi64((long long *)(out + 2), mk[1], v[1]);
   int m = _mm_movemask_ps(_mm_castsi128_ps(good));
   for (int j = 0; j < 4; j++) ok[j] = (unsigned char)((m >> j) & 1);
 }
