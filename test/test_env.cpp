@@ -3,6 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "support/cli.h"
 #include "support/fmt.h"
@@ -34,4 +40,35 @@ TEST(Env, LibraryKeepsItsDefaultOnJunk) {
   EXPECT_EQ(uopc_env_check(nullptr, nullptr), 1u);
   unsetenv("UOPC_REWRITE_CHAIN");
   unsetenv("UOPC_REWRITE_MIN_STEPS");
+}
+
+// Every UOPC_* name the library and the CLI read (a string literal in lib/ or
+// tools/) is in the checker's table: setting it to a valid value draws no
+// warning.  UOPC_PACK_MIN_BYTES, read by the lowering, once drew "is not a
+// variable uopc reads (ignored)".
+TEST(Env, EveryVariableTheSourcesReadIsKnown) {
+  std::set<std::string> names;
+  const std::regex lit("\"(UOPC_[A-Z0-9_]+)\"");
+  for (const char *dir : {"lib", "tools"})
+    for (const auto &f : std::filesystem::recursive_directory_iterator(std::string(UOPC_SOURCE_DIR) + "/" + dir)) {
+      if (!f.is_regular_file()) continue;
+      std::ifstream in(f.path());
+      std::stringstream ss;
+      ss << in.rdbuf();
+      std::string text = ss.str();
+      for (std::sregex_iterator m(text.begin(), text.end(), lit), end; m != end; ++m) names.insert((*m)[1]);
+    }
+  ASSERT_GE(names.size(), 15u);  // the scan found the variables (UOPC_DEBUG, UOPC_THREADS, ...)
+  // a valid value for each (a positive count for the rest)
+  const std::map<std::string, std::string> value = {
+      {"UOPC_DEBUG", "check"},     {"UOPC_CACHE", "1"},       {"UOPC_STREAM", "1"},       {"UOPC_JIT_DUALMAP", "1"},
+      {"UOPC_CACHE_DIR", "''"},    {"UOPC_JIT_CPU", "''"},    {"UOPC_JIT_FEATURES", "''"}, {"UOPC_LONG_TESTS", "''"}};
+  std::string env;
+  for (const std::string &n : names) {
+    auto it = value.find(n);
+    env += n + "=" + (it != value.end() ? it->second : "64") + " ";
+  }
+  CliRun r = UopcEnv(env, "run " + Q(ExamplePath("sq_call.uir")));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "") << env;
 }

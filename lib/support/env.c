@@ -37,6 +37,7 @@ static const struct var {
     {"UOPC_STREAM", K_ONOFF, "streaming stores as the compile flags say (0/off: never)"},
     {"UOPC_STREAM_MIN_BYTES", K_COUNT, "the default (half the last level cache) is kept"},
     {"UOPC_TILE_MIN_WORK", K_COUNT, "the default thresholds (2^28 and 2^23 multiply-adds) are kept"},
+    {"UOPC_PACK_MIN_BYTES", K_COUNT, "the default (a stride of 4 KiB, read by 8 row blocks or more) is kept"},
     {"UOPC_JIT_CPU", K_CPU, "the host CPU is used (empty: the host CPU)"},
     {"UOPC_JIT_FEATURES", K_FEATURES, "the CPU's own features are used (the host's without UOPC_JIT_CPU)"},
     {"UOPC_JIT_DUALMAP", K_ONOFF, "code memory stays double-mapped where the system allows it"},
