@@ -1,0 +1,384 @@
+#!/usr/bin/env python3
+"""An independent oracle for `uopc exec` of loop kernels.
+
+Generates random kernels (docs/uir.md, "Kernels"): BUFFERs of every dtype,
+one to three loop nests of RANGEs (constant ends, now and then an end LOADed
+from a buffer), STOREs of ALU expressions over LOADs, addresses from affine,
+floor-divided and floor-modded counters, from loaded values (gathers, which
+bounds cannot prove in range), and from the output buffer itself (a read
+after an earlier iteration's write).  Runs each here, in Python, one
+iteration after another as the spec says (effects in program order, each
+iteration complete before the next), with oracle.py's arithmetic, and checks
+`uopc exec` at both tiers against it:
+
+  * every address in range: the output files hold exactly the values
+    computed here (floats compared at their dtype's bits, every NaN alike);
+  * some address out of range: exit status 1 and "out of bounds" in the
+    error, nothing written (the bounds guard, docs/lowering.md).
+
+Kernels whose Python run meets an undefined operation (division by zero,
+INT_MIN // -1, a float outside i32 cast to i32) are drawn again.
+
+Usage: scripts/oracle_kernel.py [--uopc PATH] [--count N] [--seed S] [--keep DIR] [-v]
+Standard library only; exit status 1 when any kernel disagrees.
+"""
+import argparse
+import math
+import os
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle import INT_MIN, INT_MAX, binary, unary, cast, round_to, wrap, literal, same  # noqa: E402
+
+NPY_CODE = {"f32": ("<f4", "<f"), "f16": ("<f2", "<e"), "i32": ("<i4", "<i"), "bool": ("|b1", "<?")}
+DTYPES = ["f32", "f32", "i32", "i32", "f16", "bool"]
+
+
+class Undefined(Exception):
+    pass
+
+
+class OutOfBounds(Exception):
+    pass
+
+
+def save_npy(path, dt, vals):
+    descr, fmt = NPY_CODE[dt]
+    hdr = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, len(vals))
+    hdr += " " * (64 - (10 + len(hdr) + 1) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+        f.write(b"".join(struct.pack(fmt, v) for v in vals))
+
+
+def load_npy(path, dt, n):
+    b = open(path, "rb").read()
+    hl = struct.unpack("<H", b[8:10])[0]
+    data = b[10 + hl:]
+    _, fmt = NPY_CODE[dt]
+    size = struct.calcsize(fmt)
+    if len(data) != n * size:
+        raise ValueError("%s: %d bytes of data, expected %d" % (path, len(data), n * size))
+    return [struct.unpack(fmt, data[i * size:(i + 1) * size])[0] for i in range(n)]
+
+
+# ---------------------------------------------------------------- expressions
+# A node is a tuple: ("const", dt, v), ("range", k), ("load", slot, idx),
+# ("alu", op, dt, a, b), ("un", op, dt, a), ("cast", dt, src_dt, a),
+# ("where", dt, c, a, b).  dt of each node: node_dt.
+
+def node_dt(n, bufs):
+    k = n[0]
+    if k == "const":
+        return n[1]
+    if k == "range":
+        return "i32"
+    if k == "load":
+        return bufs[n[1]][0]
+    if k in ("alu", "un", "cast", "where"):
+        return n[2] if k != "cast" else n[1]
+    raise ValueError(k)
+
+
+class KGen:
+    def __init__(self, rng):
+        self.r = rng
+        self.bufs = []  # (dt, length, initial values)
+
+    def values(self, dt, n):
+        g = self.r
+        out = []
+        for _ in range(n):
+            if dt == "bool":
+                out.append(g.random() < 0.5)
+            elif dt == "i32":
+                out.append(g.choice([g.randint(-6, 12), g.randint(-6, 12), g.randint(-1000, 1000),
+                                     g.choice([0, 1, -1, INT_MAX, INT_MIN]), g.randint(INT_MIN, INT_MAX)]))
+            else:
+                sp = [0.0, -0.0, 1.0, -1.5, math.inf, -math.inf, math.nan, 1e-3]
+                sp += [3.4e38, 1e-40] if dt == "f32" else [65504.0, 6e-8]
+                x = g.choice(sp) if g.random() < 0.2 else g.uniform(-10, 10)
+                out.append(round_to(dt, x))
+        return out
+
+    def const(self, dt):
+        return ("const", dt, self.values(dt, 1)[0])
+
+    def index(self, slot, ranges, depth):
+        """An i32 address into buffer slot: usually provably in range."""
+        g, n = self.r, self.bufs[slot][1]
+        terms = None
+        for k in ranges:
+            if g.random() < 0.7:
+                t = ("range", k)
+                c = g.choice([1, 1, 2, 3, -1])
+                if c != 1:
+                    t = ("alu", "mul", "i32", t, ("const", "i32", c))
+                terms = t if terms is None else ("alu", "add", "i32", terms, t)
+        if terms is None or g.random() < 0.3:
+            c = ("const", "i32", g.randint(0, max(0, n - 1)))
+            terms = c if terms is None else ("alu", "add", "i32", terms, c)
+        x = g.random()
+        if depth < 2 and x < 0.1:  # a gather: an address loaded from an i32 buffer
+            src = self.buffer("i32")
+            terms = ("alu", "add", "i32", terms, ("load", src, self.index(src, ranges, depth + 1)))
+        if x < 0.75:
+            return ("alu", "floormod", "i32", terms, ("const", "i32", n))  # in range, provably
+        if x < 0.85:
+            return ("alu", "floordiv", "i32", terms, ("const", "i32", g.choice([2, 3, 4])))
+        return terms  # in range or not, as the counters fall
+
+    def buffer(self, dt):
+        """A buffer slot of dt (an existing one, or a new one) other than the output."""
+        have = [s for s, b in enumerate(self.bufs) if b[0] == dt and s != self.out]
+        if have and self.r.random() < 0.6:
+            return self.r.choice(have)
+        n = self.r.randint(1, 24) if self.r.random() < 0.6 else self.r.randint(25, 300)
+        self.bufs.append((dt, n, self.values(dt, n)))
+        return len(self.bufs) - 1
+
+    def expr(self, dt, ranges, depth):
+        g = self.r
+        if depth >= 3 or g.random() < 0.25:
+            x = g.random()
+            if dt == "i32" and ranges and x < 0.25:
+                return ("range", g.choice(ranges))
+            if x < 0.5:
+                return self.const(dt)
+            slot = self.out if self.bufs[self.out][0] == dt and g.random() < 0.3 else self.buffer(dt)
+            return ("load", slot, self.index(slot, ranges, 0))
+        x = g.random()
+        if x < 0.45:
+            if dt == "bool" and g.random() < 0.5:
+                sdt = g.choice(DTYPES)
+                return ("alu", g.choice(["cmplt", "cmpne"]), "bool", self.expr(sdt, ranges, depth + 1),
+                        self.expr(sdt, ranges, depth + 1), sdt)
+            ops = ["add", "mul", "max"] + (["floordiv", "floormod"] * 2 if dt == "i32" else [])
+            return ("alu", g.choice(ops), dt, self.expr(dt, ranges, depth + 1), self.expr(dt, ranges, depth + 1))
+        if x < 0.6 and dt in ("f32", "f16"):
+            return ("un", g.choice(["recip", "sqrt", "exp2", "log2", "sin"]), dt, self.expr(dt, ranges, depth + 1))
+        if x < 0.8:
+            sdt = g.choice(DTYPES)
+            return ("cast", dt, sdt, self.expr(sdt, ranges, depth + 1))
+        return ("where", dt, self.expr("bool", ranges, depth + 1), self.expr(dt, ranges, depth + 1),
+                self.expr(dt, ranges, depth + 1))
+
+    def kernel(self):
+        g = self.r
+        odt = g.choice(DTYPES)
+        on = g.randint(1, 24) if g.random() < 0.6 else g.randint(25, 300)
+        self.bufs = [(odt, on, self.values(odt, on))]
+        self.out = 0
+        nests = []
+        nr = 0
+        for _ in range(g.randint(1, 3)):
+            ranges, ends = [], []
+            big = g.random() < 0.3  # loops long enough to vectorize and unroll
+            for _ in range(g.randint(0, 2 if big else 3)):
+                if big:
+                    ends.append(g.choice([g.randint(6, 40), 16, 32, 64, g.randint(33, 90)]))
+                elif g.random() < 0.1:  # an end known only at run time (a new buffer: small ends, some <= 0)
+                    n = g.randint(1, 4)
+                    self.bufs.append(("i32", n, [g.randint(-2, 5) for _ in range(n)]))
+                    ends.append(("load", len(self.bufs) - 1, ("const", "i32", g.randint(0, n - 1))))
+                else:
+                    ends.append(g.randint(1, 5))
+                ranges.append(nr)
+                nr += 1
+            val = self.expr(odt, ranges, 0)
+            addr = self.index(0, ranges, 0)
+            if g.random() < 0.35:  # an accumulation: out[addr] = out[addr] OP value
+                op = g.choice(["add", "mul", "max"] if odt != "bool" else ["add", "mul", "max"])
+                val = ("alu", op, odt, ("load", 0, addr), val) if g.random() < 0.7 else ("alu", op, odt, val, ("load", 0, addr))
+            nests.append((ranges, ends, addr, val))
+        return nests
+
+
+# ---------------------------------------------------------------- Python run
+
+def evaluate(n, env, mem, bufs):
+    k = n[0]
+    if k == "const":
+        return n[2]
+    if k == "range":
+        return env[n[1]]
+    if k == "load":
+        i = evaluate(n[2], env, mem, bufs)
+        if not 0 <= i < bufs[n[1]][1]:
+            raise OutOfBounds()
+        return mem[n[1]][i]
+    if k == "alu":
+        op, dt = n[1], n[2]
+        a, b = evaluate(n[3], env, mem, bufs), evaluate(n[4], env, mem, bufs)
+        if op in ("floordiv", "floormod") and (b == 0 or (a == INT_MIN and b == -1)):
+            raise Undefined()
+        return binary(op, n[5] if len(n) > 5 else dt, a, b)
+    if k == "un":
+        return unary(n[1], n[2], evaluate(n[3], env, mem, bufs))
+    if k == "cast":
+        a = evaluate(n[3], env, mem, bufs)
+        if n[1] == "i32" and n[2] in ("f32", "f16") and not (math.isfinite(a) and INT_MIN <= math.trunc(a) <= INT_MAX):
+            raise Undefined()
+        return cast(n[2], n[1], a)
+    if k == "where":
+        c, a, b = (evaluate(x, env, mem, bufs) for x in n[2:5])
+        return a if c else b
+    raise ValueError(k)
+
+
+def run_python(nests, bufs):
+    """The output buffer after the kernel, or raises OutOfBounds / Undefined."""
+    mem = [list(b[2]) for b in bufs]
+    for ranges, ends, addr, val in nests:
+        env = {}
+
+        def loop(d):
+            if d == len(ranges):
+                v = evaluate(val, env, mem, bufs)
+                i = evaluate(addr, env, mem, bufs)
+                if not 0 <= i < bufs[0][1]:
+                    raise OutOfBounds()
+                mem[0][i] = v
+                return
+            e = ends[d] if isinstance(ends[d], int) else evaluate(ends[d], env, mem, bufs)
+            for x in range(e):
+                env[ranges[d]] = x
+                loop(d + 1)
+
+        loop(0)
+    return mem[0]
+
+
+# ---------------------------------------------------------------- .uir text
+
+class Writer:
+    def __init__(self, bufs):
+        self.lines, self.n, self.memo = [], 0, {}
+        for s, (dt, ln, _) in enumerate(bufs):
+            self.lines.append("%%b%d = buffer : slot=%d dtype=%s shape=(%d,)" % (s, s, dt, ln))
+
+    def line(self, text):
+        name = "%%t%d" % self.n
+        self.n += 1
+        self.lines.append("%s = %s" % (name, text))
+        return name
+
+    def node(self, n, bufs):
+        key = repr(n)
+        if key in self.memo:
+            return self.memo[key]
+        k = n[0]
+        if k == "const":
+            t = self.line("const %s : dtype=%s" % (literal(n[1], n[2]), n[1]))
+        elif k == "range":
+            t = "%%r%d" % n[1]
+        elif k == "load":
+            t = self.line("load " + self.line("index %%b%d, %s" % (n[1], self.node(n[2], bufs))))
+        elif k == "alu":
+            t = self.line("%s %s, %s" % (n[1], self.node(n[3], bufs), self.node(n[4], bufs)))
+        elif k == "un":
+            t = self.line("%s %s" % (n[1], self.node(n[3], bufs)))
+        elif k == "cast":
+            t = self.line("cast %s : dtype=%s" % (self.node(n[3], bufs), n[1]))
+        else:
+            t = self.line("where %s, %s, %s" % tuple(self.node(x, bufs) for x in n[2:5]))
+        self.memo[key] = t
+        return t
+
+
+def kernel_text(nests, bufs):
+    w = Writer(bufs)
+    effects = []
+    for ranges, ends, addr, val in nests:
+        for k, e in zip(ranges, ends):
+            end = str(e) if isinstance(e, int) else w.node(e, bufs)
+            w.lines.append("%%r%d = range %s : idx=%d" % (k, end, k))
+        v = w.node(val, bufs)
+        st = w.line("store %s, %s" % (w.line("index %%b0, %s" % w.node(addr, bufs)), v))
+        if ranges:
+            st = w.line("end %s, %s" % (st, ", ".join("%%r%d" % k for k in ranges)))
+        effects.append(st)
+        w.memo = {}  # values are not shared across nests (a loaded value would be read before a store)
+    w.lines.append("%%k = sink %s" % ", ".join(effects))
+    return "\n".join(w.lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--uopc", default=os.path.join(os.path.dirname(__file__), "..", "build", "uopc"))
+    ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--keep", default=None)
+    ap.add_argument("-v", action="store_true")
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    stats = {"values": 0, "out of bounds": 0, "redrawn": 0}
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="uopc_oracle_k_", dir=os.environ.get("TEST_TMPDIR") or None) as tmp:
+        k = 0
+        while k < a.count:
+            g = KGen(rng)
+            nests = g.kernel()
+            try:
+                want, oob = run_python(nests, g.bufs), False
+            except Undefined:
+                stats["redrawn"] += 1
+                continue
+            except OutOfBounds:
+                want, oob = None, True
+            except RecursionError:
+                stats["redrawn"] += 1
+                continue
+            text = kernel_text(nests, g.bufs)
+            path = os.path.join(tmp, "k.uir")
+            with open(path, "w") as f:
+                f.write(text)
+            msgs = []
+            for tier in ("fast", "strong"):
+                args = [a.uopc, "exec", path, "--tier=" + tier]
+                for s, (dt, n, vals) in enumerate(g.bufs):
+                    p = os.path.join(tmp, "b%d.npy" % s)
+                    save_npy(p, dt, vals)
+                    args += ["--arg", "%d=%s" % (s, p)]
+                    if s == 0:
+                        args += ["--out", "0=%s" % p]
+                res = subprocess.run(args, capture_output=True, text=True, timeout=120)
+                if oob:
+                    if res.returncode != 1 or "out of bounds" not in res.stderr:
+                        msgs.append("%s: expected an out-of-bounds error, got exit %d: %s"
+                                    % (tier, res.returncode, res.stderr.strip()[:300]))
+                    continue
+                if res.returncode != 0:
+                    msgs.append("%s: exit %d: %s" % (tier, res.returncode, res.stderr.strip()[:300]))
+                    continue
+                dt, n, _ = g.bufs[0]
+                got = load_npy(os.path.join(tmp, "b0.npy"), dt, n)
+                for i, (w, x) in enumerate(zip(want, got)):
+                    if not same(dt, w, x):
+                        msgs.append("%s: element %d: got %r, expected %r" % (tier, i, x, w))
+                        break
+            if msgs:
+                bad += 1
+                inputs = "\n".join("# slot %d: %s" % (s, [literal(b[0], v) for v in b[2]]) for s, b in enumerate(g.bufs))
+                print("kernel %d (seed %d) disagrees:\n  %s\n%s\n%s" % (k, a.seed, "\n  ".join(msgs), inputs, text))
+                if a.keep:
+                    os.makedirs(a.keep, exist_ok=True)
+                    with open(os.path.join(a.keep, "kernel_%d_%d.uir" % (a.seed, k)), "w") as f:
+                        f.write(inputs + "\n" + text)
+            else:
+                stats["out of bounds" if oob else "values"] += 1
+                if a.v:
+                    print("kernel %d: %s" % (k, "out of bounds" if oob else "values agree"))
+            k += 1
+    print("%d kernels (seed %d): %d with every value the oracle's, %d refused out of bounds as expected, "
+          "%d disagree (%d redrawn: undefined)" % (a.count, a.seed, stats["values"], stats["out of bounds"], bad,
+                                                   stats["redrawn"]))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
