@@ -5,7 +5,8 @@ Generates random i32/bool expressions over loop variables (RANGEs) and
 unbounded inputs (PARAMs): ravel/unravel index sums, (x + c1) * c2,
 (x * c) // c, (x + c) % m, comparisons against offsets, WHERE, MAX and CASTs
 between bool and i32, with small and huge constants (near INT_MIN and
-INT_MAX, where the seed's rules would assume that nothing wraps).  Runs
+INT_MAX, where the seed's rules would assume that nothing wraps), and f32
+expressions over f32 inputs (NaN, infinities, -0.0, denormals).  Runs
 `uopc simplify` on each, parses the printed graph, and evaluates input and
 output here, in Python (i32 wraps, floor division as Python's), at every
 value of the loop variables (or a sample when there are too many) and at edge
@@ -20,6 +21,7 @@ Standard library only; exit status 1 when any expression disagrees.
 """
 import argparse
 import itertools
+import math
 import os
 import random
 import re
@@ -28,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import INT_MIN, INT_MAX, binary, wrap  # noqa: E402
+from oracle import INT_MIN, INT_MAX, binary, unary, round_to, literal, same, wrap  # noqa: E402
 
 BIG = [INT_MAX, INT_MIN, INT_MAX - 1, INT_MIN + 1, 1 << 30, -(1 << 30), 715827883, 46341, -46341, 65536]
 
@@ -37,16 +39,34 @@ class Undefined(Exception):
     pass
 
 
+FVALS = [round_to("f32", x) for x in (0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 3.0, math.inf, -math.inf, math.nan, 1e-45,
+                                      3.4e38, 1e-3)]
+
+
+def dtype_of(v):
+    return "bool" if isinstance(v, bool) else "f32" if isinstance(v, float) else "i32"
+
+
 def apply(op, dt, args):
     if op == "where":
         return args[1] if args[0] else args[2]
     if op == "cast":
         (a,) = args
-        return (a != 0) if dt == "bool" else int(a)
+        if dt == "bool":
+            return a != 0
+        if dt == "f32":
+            return round_to("f32", int(a) if isinstance(a, bool) else a)
+        if isinstance(a, float):
+            if not (math.isfinite(a) and INT_MIN <= math.trunc(a) <= INT_MAX):
+                raise Undefined()
+            return math.trunc(a)
+        return int(a)
+    if len(args) == 1:
+        return unary(op, "f32", args[0])
     a, b = args
     if op in ("floordiv", "floormod") and (b == 0 or (a == INT_MIN and b == -1)):
         raise Undefined()
-    return binary(op, "bool" if isinstance(a, bool) else "i32", a, b)
+    return binary(op, dtype_of(a), a, b)
 
 
 # ---------------------------------------------------------------- generator
@@ -57,7 +77,7 @@ class EGen:
     def __init__(self, rng):
         self.r = rng
         self.lines, self.nodes, self.n = [], {}, 0
-        self.ranges, self.params = [], []
+        self.ranges, self.params, self.fparams, self.nslots = [], [], [], 0
 
     def emit(self, text, op, dt, args):
         name = "%%e%d" % self.n
@@ -78,7 +98,8 @@ class EGen:
             self.ranges.append(self.emit("range %d : idx=%d" % (end, k), "range", "i32", (k, end)))
         if r.random() < 0.2:
             if not self.params or (len(self.params) < 2 and r.random() < 0.3):
-                s = len(self.params)
+                s = self.nslots
+                self.nslots += 1
                 self.params.append(self.emit("param : slot=%d dtype=i32" % s, "param", "i32", (s,)))
             return r.choice(self.params)
         return r.choice(self.ranges)
@@ -129,7 +150,51 @@ class EGen:
             return self.binop("floordiv", a, self.expr(depth + 1))  # a divisor that may be 0
         return self.binop(r.choice(["add", "mul", "max"]), a, self.expr(depth + 1))
 
+    def fparam(self):
+        if not self.fparams or (len(self.fparams) < 2 and self.r.random() < 0.3):
+            s = self.nslots
+            self.nslots += 1
+            self.fparams.append(self.emit("param : slot=%d dtype=f32" % s, "param", "f32", (s,)))
+        return self.r.choice(self.fparams)
+
+    def fconst(self):
+        r = self.r
+        return round_to("f32", r.choice(FVALS) if r.random() < 0.6 else r.uniform(-4, 4))
+
+    def fbin(self, op, a, b):
+        text_b = b if isinstance(b, str) else literal("f32", b)
+        return self.emit("%s %s, %s" % (op, a, text_b), op, "bool" if op in ("cmplt", "cmpne") else "f32", (a, b))
+
+    def fexpr(self, depth):
+        """An f32 expression over f32 inputs: the float rules must keep NaN, infinities and -0.0."""
+        r = self.r
+        if depth >= 3 or r.random() < 0.25:
+            if r.random() < 0.2:
+                v = self.var()
+                return self.emit("cast %s : dtype=f32" % v, "cast", "f32", (v,))
+            return self.fparam()
+        a = self.fexpr(depth + 1)
+        x = r.random()
+        if x < 0.45:
+            b = self.fconst() if r.random() < 0.5 else self.fexpr(depth + 1)
+            if r.random() < 0.3 and isinstance(b, str):
+                a, b = b, a
+            return self.fbin(r.choice(["add", "mul", "max", "add", "mul"]), a, b)
+        if x < 0.6:
+            op = r.choice(["recip", "sqrt", "exp2", "log2", "sin"])
+            return self.emit("%s %s" % (op, a), op, "f32", (a,))
+        if x < 0.8:
+            c = self.fbin(r.choice(["cmplt", "cmpne"]), a, self.fconst() if r.random() < 0.5 else self.fexpr(depth + 1))
+            b = self.fexpr(depth + 1)
+            return self.emit("where %s, %s, %s" % (c, a, b), "where", "f32", (c, a, b))
+        return self.fbin("mul", self.fbin("add", a, self.fconst()), self.fconst())
+
     def program(self):
+        if self.r.random() < 0.3:
+            root = self.fexpr(0)
+            if self.lines[-1].split(" = ")[0] != root:
+                root = self.fbin("max", root, root)
+            return "\n".join(self.lines) + "\n", root
         root = self.expr(0)
         if self.r.random() < 0.3:
             root = self.binop(self.r.choice(["cmplt", "cmpne"]), root, self.const())
@@ -161,14 +226,16 @@ def parse_uir(text):
                 args.append(tok)
             elif tok in ("True", "False"):
                 args.append(tok == "True")
-            else:
+            elif re.fullmatch(r"-?[0-9]+", tok):
                 args.append(int(tok))
+            else:
+                args.append(round_to("f32", float(tok)))  # float literals here are f32 (no f16 is generated)
         if op == "range":
             v = (int(at["idx"]), args[0])
         elif op == "param":
             v = (int(at["slot"]),)
         elif op == "const":
-            v = (args[0] if isinstance(args[0], bool) else wrap(args[0]),)
+            v = (wrap(args[0]) if dtype_of(args[0]) == "i32" else args[0],)
         else:
             v = tuple(args)
         dt = at.get("dtype")
@@ -213,8 +280,11 @@ def points(rng, ranges, params, limit=600):
     for combo in combos:
         for _ in range(3 if params else 1):
             env = {("range", k): x for (k, _), x in zip(ranges, combo)}
-            for s in params:
-                env[("param", s)] = rng.choice(pvals) if rng.random() < 0.5 else rng.randint(INT_MIN, INT_MAX)
+            for s, dt in params:
+                if dt == "f32":
+                    env[("param", s)] = rng.choice(FVALS) if rng.random() < 0.6 else round_to("f32", rng.uniform(-8, 8))
+                else:
+                    env[("param", s)] = rng.choice(pvals) if rng.random() < 0.5 else rng.randint(INT_MIN, INT_MAX)
             out.append(env)
     return out
 
@@ -250,7 +320,7 @@ def main():
                 if snodes is not None:
                     changed += res.stdout.count("\n") < text.count("\n")
                     ranges = [(args[0], args[1]) for op, _, args in g.nodes.values() if op == "range"]
-                    params = [args[0] for op, _, args in g.nodes.values() if op == "param"]
+                    params = [(args[0], dt) for op, dt, args in g.nodes.values() if op == "param"]
                     for env in points(rng, ranges, params):
                         try:
                             want = evaluate(g.nodes, root, env, {})
@@ -263,8 +333,8 @@ def main():
                             got = "undefined"
                         except KeyError as e:
                             got = "a variable the input does not have: %s" % e
-                        if got != want or type(got) is not type(want):
-                            pt = ", ".join("%s %d = %d" % (kind, i, v) for (kind, i), v in sorted(env.items()))
+                        if type(got) is not type(want) or not same(dtype_of(want), want, got):
+                            pt = ", ".join("%s %d = %r" % (kind, i, v) for (kind, i), v in sorted(env.items()))
                             why = "at %s: simplified %r, input %r" % (pt, got, want)
                             break
             if why:
