@@ -9,7 +9,8 @@ bounds cannot prove in range), and from the output buffer itself (a read
 after an earlier iteration's write).  Runs each here, in Python, one
 iteration after another as the spec says (effects in program order, each
 iteration complete before the next), with oracle.py's arithmetic, and checks
-`uopc exec` at both tiers against it:
+`uopc exec` at both tiers, and with streaming stores at any size and every
+loop pass (`--stream --hot`, UOPC_STREAM_MIN_BYTES=1), against it:
 
   * every address in range: the output files hold exactly the values
     computed here (floats compared at their dtype's bits, every NaN alike);
@@ -88,6 +89,7 @@ class KGen:
     def __init__(self, rng):
         self.r = rng
         self.bufs = []  # (dt, length, initial values)
+        self.plain = False  # generating a value that must not read the output
 
     def values(self, dt, n):
         g = self.r
@@ -149,7 +151,7 @@ class KGen:
                 return ("range", g.choice(ranges))
             if x < 0.5:
                 return self.const(dt)
-            slot = self.out if self.bufs[self.out][0] == dt and g.random() < 0.3 else self.buffer(dt)
+            slot = self.out if self.bufs[self.out][0] == dt and not self.plain and g.random() < 0.3 else self.buffer(dt)
             return ("load", slot, self.index(slot, ranges, 0))
         x = g.random()
         if x < 0.45:
@@ -189,10 +191,23 @@ class KGen:
                     ends.append(g.randint(1, 5))
                 ranges.append(nr)
                 nr += 1
+            plain = big and ranges and all(isinstance(e, int) for e in ends) and g.random() < 0.5
+            self.plain = plain
             val = self.expr(odt, ranges, 0)
+            self.plain = False
             addr = self.index(0, ranges, 0)
-            if g.random() < 0.35:  # an accumulation: out[addr] = out[addr] OP value
-                op = g.choice(["add", "mul", "max"] if odt != "bool" else ["add", "mul", "max"])
+            if plain:
+                # a plain store: out[ravel of the counters], unit stride innermost, the output
+                # never read in this nest (what may stream: lib/codegen/stream.c)
+                addr, stride = None, 1
+                for k, e in reversed(list(zip(ranges, ends))):
+                    t = ("range", k) if stride == 1 else ("alu", "mul", "i32", ("range", k), ("const", "i32", stride))
+                    addr = t if addr is None else ("alu", "add", "i32", addr, t)
+                    stride *= e
+                if stride > self.bufs[0][1]:  # grow the output (earlier nests' addresses stay in range)
+                    self.bufs[0] = (odt, stride, self.bufs[0][2] + self.values(odt, stride - self.bufs[0][1]))
+            elif g.random() < 0.35:  # an accumulation: out[addr] = out[addr] OP value
+                op = g.choice(["add", "mul", "max"])
                 val = ("alu", op, odt, ("load", 0, addr), val) if g.random() < 0.7 else ("alu", op, odt, val, ("load", 0, addr))
             nests.append((ranges, ends, addr, val))
         return nests
@@ -338,15 +353,16 @@ def main():
             with open(path, "w") as f:
                 f.write(text)
             msgs = []
-            for tier in ("fast", "strong"):
-                args = [a.uopc, "exec", path, "--tier=" + tier]
+            for tier in ("fast", "strong", "fast --stream --hot"):
+                args = [a.uopc, "exec", path] + ("--tier=" + tier).split()
+                env = dict(os.environ, UOPC_STREAM_MIN_BYTES="1") if "--stream" in tier else None
                 for s, (dt, n, vals) in enumerate(g.bufs):
                     p = os.path.join(tmp, "b%d.npy" % s)
                     save_npy(p, dt, vals)
                     args += ["--arg", "%d=%s" % (s, p)]
                     if s == 0:
                         args += ["--out", "0=%s" % p]
-                res = subprocess.run(args, capture_output=True, text=True, timeout=120)
+                res = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
                 if oob:
                     if res.returncode != 1 or "out of bounds" not in res.stderr:
                         msgs.append("%s: expected an out-of-bounds error, got exit %d: %s"
