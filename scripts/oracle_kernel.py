@@ -195,7 +195,7 @@ class KGen:
             self.plain = plain
             val = self.expr(odt, ranges, 0)
             self.plain = False
-            addr = self.index(0, ranges, 0)
+            addr = None if plain else self.index(0, ranges, 0)  # (a discarded address could leave a buffer unused)
             if plain:
                 # a plain store: out[ravel of the counters], unit stride innermost, the output
                 # never read in this nest (what may stream: lib/codegen/stream.c)
