@@ -491,15 +491,21 @@ def uopc(exe, args, stdin=None, env=None):
     return p.returncode, p.stdout, p.stderr
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arg_parser(doc, count):
+    """The options every oracle script takes: --uopc, --count, --seed, --keep, -v."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--uopc", default=os.path.join(os.path.dirname(__file__), "..", "build", "uopc"))
-    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--count", type=int, default=count)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--keep", default=None, help="write each disagreeing case into this directory")
+    ap.add_argument("-v", action="store_true", help="a line for every case")
+    return ap
+
+
+def main():
+    ap = arg_parser(__doc__, 200)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-nodes", type=int, default=24)
-    ap.add_argument("--keep", default=None)
-    ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     bad = 0

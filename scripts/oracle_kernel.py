@@ -23,7 +23,6 @@ INT_MIN // -1, a float outside i32 cast to i32) are drawn again.
 Usage: scripts/oracle_kernel.py [--uopc PATH] [--count N] [--seed S] [--keep DIR] [-v]
 Standard library only; exit status 1 when any kernel disagrees.
 """
-import argparse
 import math
 import os
 import random
@@ -33,7 +32,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import INT_MIN, INT_MAX, binary, unary, cast, round_to, wrap, literal, same  # noqa: E402
+from oracle import INT_MIN, INT_MAX, arg_parser, binary, unary, cast, round_to, literal, same  # noqa: E402
 
 NPY_CODE = {"f32": ("<f4", "<f"), "f16": ("<f2", "<e"), "i32": ("<i4", "<i"), "bool": ("|b1", "<?")}
 DTYPES = ["f32", "f32", "i32", "i32", "f16", "bool"]
@@ -323,13 +322,7 @@ def kernel_text(nests, bufs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--uopc", default=os.path.join(os.path.dirname(__file__), "..", "build", "uopc"))
-    ap.add_argument("--count", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--keep", default=None)
-    ap.add_argument("-v", action="store_true")
-    a = ap.parse_args()
+    a = arg_parser(__doc__, 100).parse_args()
     rng = random.Random(a.seed)
     stats = {"values": 0, "out of bounds": 0, "redrawn": 0}
     bad = 0

@@ -19,7 +19,6 @@ Usage: scripts/oracle_simplify.py [--uopc PATH] [--count N] [--seed S] [--seed-r
 wraps, and some expressions must disagree.)
 Standard library only; exit status 1 when any expression disagrees.
 """
-import argparse
 import itertools
 import math
 import os
@@ -30,7 +29,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import INT_MIN, INT_MAX, binary, unary, round_to, literal, same, wrap  # noqa: E402
+from oracle import INT_MIN, INT_MAX, arg_parser, binary, unary, round_to, literal, same, wrap  # noqa: E402
 
 BIG = [INT_MAX, INT_MIN, INT_MAX - 1, INT_MIN + 1, 1 << 30, -(1 << 30), 715827883, 46341, -46341, 65536]
 
@@ -290,14 +289,9 @@ def points(rng, ranges, params, limit=600):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--uopc", default=os.path.join(os.path.dirname(__file__), "..", "build", "uopc"))
-    ap.add_argument("--count", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=1)
+    ap = arg_parser(__doc__, 300)
     ap.add_argument("--seed-rules", action="store_true",
                     help="simplify with the seed's rules, which assume no i32 wraps: expect disagreements")
-    ap.add_argument("--keep", default=None)
-    ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     bad = changed = checked = 0
