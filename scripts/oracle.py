@@ -542,11 +542,11 @@ def main():
                 if gen.undefined:  # some element divides by zero: no value to compare, but no crash either
                     why = None if rc == 0 or (rc == 1 and "error" in err) else "exit %d: %s" % (rc, err.strip()[:300])
                     counts["undefined"] += why is None
-                    continue
-                why = ("exit %d: %s" % (rc, err.strip()[:300])) if rc != 0 else check_output(out, root)
+                else:
+                    why = ("exit %d: %s" % (rc, err.strip()[:300])) if rc != 0 else check_output(out, root)
                 if why:
                     msgs.append("%s: %s" % (verb, why))
-                else:
+                elif not gen.undefined:
                     counts[verb] += 1
             if msgs:
                 bad += 1
