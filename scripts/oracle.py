@@ -116,6 +116,45 @@ def unary(op, dt, a):
     return round_to(dt, libm(op, a))
 
 
+def div_defined(a, b):
+    """1 when a // b and a % b have a value in i32 (not b = 0, not INT_MIN // -1)."""
+    return b != 0 and (a, b) != (INT_MIN, -1)
+
+
+def cast_defined(x):
+    """1 when the float x cast to i32 has a value: finite and in range after truncation."""
+    return math.isfinite(x) and INT_MIN <= math.trunc(x) <= INT_MAX
+
+
+def reduce_flat(op, dt, flat, m):
+    """REDUCE of each run of m elements of flat: from its first element, left to right."""
+    out = []
+    for o in range(0, len(flat), m):
+        acc = flat[o]
+        for x in flat[o + 1:o + m]:
+            acc = binary(op, dt, acc, x)
+        out.append(acc)
+    return out
+
+
+def ended_cleanly(rc, err):
+    """A run with no value to compare: a value (exit 0) or an error (exit 1), never a crash."""
+    return rc == 0 or (rc == 1 and "error" in err)
+
+
+def keep_case(directory, name, text):
+    """Writes a disagreeing case into directory (--keep), when one was given."""
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, name), "w") as f:
+            f.write(text)
+
+
+def work_dir(prefix):
+    """A temporary directory under TEST_TMPDIR (the test runner's) or the system's."""
+    return tempfile.TemporaryDirectory(prefix=prefix, dir=os.environ.get("TEST_TMPDIR") or None)
+
+
 def cast(src, dst, a):
     if dst == "bool":
         return a != 0  # NaN != 0 too
@@ -236,15 +275,14 @@ class Gen:
         b = self.operand(a.dt, a.shape)
         if r.random() < 0.5:
             a, b = b, a
-        if op in ("floordiv", "floormod") and not all(y != 0 and (x, y) != (INT_MIN, -1) for x, y in zip(a.flat, b.flat)):
+        div = op in ("floordiv", "floormod")
+        if div and not all(div_defined(x, y) for x, y in zip(a.flat, b.flat)):
             if self.undefined_ok:
                 self.undefined = True  # left as it is: the program has no value (see main)
-                dt = a.dt
-                flat = [binary(op, a.dt, x, y) if y != 0 and (x, y) != (INT_MIN, -1) else 0 for x, y in zip(a.flat, b.flat)]
-                return self.emit("%s %s, %s" % (op, a.name, b.name), dt, a.shape, flat)
-            b = self.divisor(b)  # b as it is where every element is defined
+            else:
+                b = self.divisor(b)  # b as it is where every element is defined
         dt = "bool" if op in ("cmplt", "cmpne") else a.dt
-        flat = [binary(op, a.dt, x, y) for x, y in zip(a.flat, b.flat)]
+        flat = [binary(op, a.dt, x, y) if not div or div_defined(x, y) else 0 for x, y in zip(a.flat, b.flat)]
         return self.emit("%s %s, %s" % (op, a.name, b.name), dt, a.shape, flat)
 
     def divisor(self, b):
@@ -277,7 +315,7 @@ class Gen:
         if a.dt in FLOATS and r.random() < 0.6:
             op = r.choice(["recip", "sqrt", "exp2", "log2", "sin"])
             return self.emit("%s %s" % (op, a.name), a.dt, a.shape, [unary(op, a.dt, x) for x in a.flat])
-        defined = a.dt in ("i32", "bool") or all(math.isfinite(x) and INT_MIN <= math.trunc(x) <= INT_MAX for x in a.flat)
+        defined = a.dt in ("i32", "bool") or all(cast_defined(x) for x in a.flat)
         targets = ["bool", "f32", "f16"] + (["i32"] if defined else [])
         dst = r.choice(targets)
         return self.emit("cast %s : dtype=%s" % (a.name, dst), dst, a.shape, [cast(a.dt, dst, x) for x in a.flat])
@@ -345,13 +383,7 @@ class Gen:
         ops = ["add", "mul", "max"]
         op = r.choice(ops)
         keep = a.shape[:len(a.shape) - k]
-        m = numel(a.shape[len(a.shape) - k:])
-        flat = []
-        for o in range(numel(keep)):
-            acc = a.flat[o * m]
-            for x in a.flat[o * m + 1:(o + 1) * m]:
-                acc = binary(op, a.dt, acc, x)
-            flat.append(acc)
+        flat = reduce_flat(op, a.dt, a.flat, numel(a.shape[len(a.shape) - k:]))
         return self.emit("reduce %s : op=%s pop=%d" % (a.name, op, k), a.dt, keep, flat)
 
     def op_matmul(self, a):
@@ -372,13 +404,7 @@ class Gen:
         be = self.emit("expand %s, %s" % (b3.name, tup((M, N, K))), b.dt, (M, N, K), bt.flat * M)
         m = self.emit("mul %s, %s" % (ae.name, be.name), a.dt, (M, N, K),
                       [binary("mul", a.dt, x, y) for x, y in zip(ae.flat, be.flat)])
-        flat = []
-        for o in range(M * N):
-            acc = m.flat[o * K]
-            for x in m.flat[o * K + 1:(o + 1) * K]:
-                acc = binary("add", a.dt, acc, x)
-            flat.append(acc)
-        return self.emit("reduce %s : op=add pop=1" % m.name, a.dt, (M, N), flat)
+        return self.emit("reduce %s : op=add pop=1" % m.name, a.dt, (M, N), reduce_flat("add", a.dt, m.flat, K))
 
     def op_call(self, a):
         """CALL of a body over PARAMs (slots 0 and 1, a's dtype and shape): one or two elementwise ops."""
@@ -389,7 +415,7 @@ class Gen:
         p1 = self.emit("param : slot=1 dtype=%s%s" % (a.dt, sh), a.dt, a.shape, b.flat)
         ops = ["add", "mul", "max"] + (["floordiv", "floormod"] if a.dt == "i32" else [])
         op = r.choice(ops)
-        if op in ("floordiv", "floormod") and not all(y != 0 and (x, y) != (INT_MIN, -1) for x, y in zip(a.flat, b.flat)):
+        if op in ("floordiv", "floormod") and not all(div_defined(x, y) for x, y in zip(a.flat, b.flat)):
             op = "add"
         inner = [p0, p1]
         body = self.emit("%s %s, %s" % (op, p0.name, p1.name), a.dt, a.shape,
@@ -484,7 +510,7 @@ def check_output(out, v):
     got = flatten(x)
     for i, (w, g) in enumerate(zip(v.flat, got)):
         if not same(v.dt, w, g):
-            return "element %d (flat): got %r, expected %s" % (i, g, literal(v.dt, w) if v.dt != "bool" else w)
+            return "element %d (flat): got %r, expected %s" % (i, g, literal(v.dt, w))
     return None
 
 
@@ -519,7 +545,7 @@ def main():
     rng = random.Random(a.seed)
     bad = 0
     counts = {"run": 0, "jit-run": 0, "jit-run every pass": 0, "simplify+run": 0, "undefined": 0}
-    with tempfile.TemporaryDirectory(prefix="uopc_oracle_", dir=os.environ.get("TEST_TMPDIR") or None) as tmp:
+    with work_dir("uopc_oracle_") as tmp:
         path = os.path.join(tmp, "p.uir")
         for k in range(a.count):
             gen = Gen(rng, rng.randint(3, a.max_nodes))
@@ -540,7 +566,7 @@ def main():
             msgs = []
             for verb, rc, out, err in fails:
                 if gen.undefined:  # some element divides by zero: no value to compare, but no crash either
-                    why = None if rc == 0 or (rc == 1 and "error" in err) else "exit %d: %s" % (rc, err.strip()[:300])
+                    why = None if ended_cleanly(rc, err) else "exit %d: %s" % (rc, err.strip()[:300])
                     counts["undefined"] += why is None
                 else:
                     why = ("exit %d: %s" % (rc, err.strip()[:300])) if rc != 0 else check_output(out, root)
@@ -551,10 +577,7 @@ def main():
             if msgs:
                 bad += 1
                 print("program %d (seed %d) disagrees:\n  %s\n%s" % (k, a.seed, "\n  ".join(msgs), text))
-                if a.keep:
-                    os.makedirs(a.keep, exist_ok=True)
-                    with open(os.path.join(a.keep, "oracle_%d_%d.uir" % (a.seed, k)), "w") as f:
-                        f.write(text)
+                keep_case(a.keep, "oracle_%d_%d.uir" % (a.seed, k), text)
             elif a.v:
                 print("program %d: %s %s agrees" % (k, root.dt, root.shape))
     print("%d programs (seed %d): run %d, jit-run %d, jit-run with every pass %d, simplify+run %d agree with the "

@@ -32,11 +32,11 @@ import random
 import struct
 import subprocess
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import INT_MIN, INT_MAX, arg_parser, binary, unary, cast, round_to, literal, same  # noqa: E402
+from oracle import (INT_MIN, INT_MAX, arg_parser, binary, cast, cast_defined, div_defined, ended_cleanly,  # noqa: E402
+                    keep_case, literal, round_to, same, unary, work_dir)
 
 NPY_CODE = {"f32": ("<f4", "<f"), "f16": ("<f2", "<e"), "i32": ("<i4", "<i"), "bool": ("|b1", "<?")}
 DTYPES = ["f32", "f32", "i32", "i32", "f16", "bool"]
@@ -72,21 +72,8 @@ def load_npy(path, dt, n):
 
 # ---------------------------------------------------------------- expressions
 # A node is a tuple: ("const", dt, v), ("range", k), ("load", slot, idx),
-# ("alu", op, dt, a, b), ("un", op, dt, a), ("cast", dt, src_dt, a),
-# ("where", dt, c, a, b).  dt of each node: node_dt.
-
-def node_dt(n, bufs):
-    k = n[0]
-    if k == "const":
-        return n[1]
-    if k == "range":
-        return "i32"
-    if k == "load":
-        return bufs[n[1]][0]
-    if k in ("alu", "un", "cast", "where"):
-        return n[2] if k != "cast" else n[1]
-    raise ValueError(k)
-
+# ("alu", op, dt, a, b[, operand dt of a comparison]), ("un", op, dt, a),
+# ("cast", dt, src_dt, a), ("where", dt, c, a, b).
 
 class KGen:
     def __init__(self, rng):
@@ -198,7 +185,6 @@ class KGen:
             self.plain = plain
             val = self.expr(odt, ranges, 0)
             self.plain = False
-            addr = None if plain else self.index(0, ranges, 0)  # (a discarded address could leave a buffer unused)
             if plain:
                 # a plain store: out[ravel of the counters], unit stride innermost, the output
                 # never read in this nest (what may stream: lib/codegen/stream.c)
@@ -209,9 +195,12 @@ class KGen:
                     stride *= e
                 if stride > self.bufs[0][1]:  # grow the output (earlier nests' addresses stay in range)
                     self.bufs[0] = (odt, stride, self.bufs[0][2] + self.values(odt, stride - self.bufs[0][1]))
-            elif g.random() < 0.35:  # an accumulation: out[addr] = out[addr] OP value
-                op = g.choice(["add", "mul", "max"])
-                val = ("alu", op, odt, ("load", 0, addr), val) if g.random() < 0.7 else ("alu", op, odt, val, ("load", 0, addr))
+            else:
+                addr = self.index(0, ranges, 0)
+                if g.random() < 0.35:  # an accumulation: out[addr] = out[addr] OP value
+                    op = g.choice(["add", "mul", "max"])
+                    old = ("load", 0, addr)
+                    val = ("alu", op, odt, old, val) if g.random() < 0.7 else ("alu", op, odt, val, old)
             nests.append((ranges, ends, addr, val))
         return nests
 
@@ -232,14 +221,14 @@ def evaluate(n, env, mem, bufs):
     if k == "alu":
         op, dt = n[1], n[2]
         a, b = evaluate(n[3], env, mem, bufs), evaluate(n[4], env, mem, bufs)
-        if op in ("floordiv", "floormod") and (b == 0 or (a == INT_MIN and b == -1)):
+        if op in ("floordiv", "floormod") and not div_defined(a, b):
             raise Undefined()
         return binary(op, n[5] if len(n) > 5 else dt, a, b)
     if k == "un":
         return unary(n[1], n[2], evaluate(n[3], env, mem, bufs))
     if k == "cast":
         a = evaluate(n[3], env, mem, bufs)
-        if n[1] == "i32" and n[2] in ("f32", "f16") and not (math.isfinite(a) and INT_MIN <= math.trunc(a) <= INT_MAX):
+        if n[1] == "i32" and n[2] in ("f32", "f16") and not cast_defined(a):
             raise Undefined()
         return cast(n[2], n[1], a)
     if k == "where":
@@ -320,7 +309,6 @@ def kernel_text(nests, bufs):
         if ranges:
             st = w.line("end %s, %s" % (st, ", ".join("%%r%d" % k for k in ranges)))
         effects.append(st)
-        w.memo = {}  # values are not shared across nests (a loaded value would be read before a store)
     w.lines.append("%%k = sink %s" % ", ".join(effects))
     return "\n".join(w.lines) + "\n"
 
@@ -330,7 +318,7 @@ def main():
     rng = random.Random(a.seed)
     stats = {"values": 0, "out of bounds": 0, "undefined": 0}
     bad = 0
-    with tempfile.TemporaryDirectory(prefix="uopc_oracle_k_", dir=os.environ.get("TEST_TMPDIR") or None) as tmp:
+    with work_dir("uopc_oracle_k_") as tmp:
         k = 0
         while k < a.count:
             g = KGen(rng)
@@ -347,18 +335,17 @@ def main():
             with open(path, "w") as f:
                 f.write(text)
             msgs = []
+            files = [os.path.join(tmp, "b%d.npy" % s) for s in range(len(g.bufs))]
+            for p, (dt, n, vals) in zip(files[1:], g.bufs[1:]):  # the inputs, once
+                save_npy(p, dt, vals)
             for tier in ("fast", "strong", "fast --stream --hot"):
-                args = [a.uopc, "exec", path] + ("--tier=" + tier).split()
+                args = [a.uopc, "exec", path] + ("--tier=" + tier).split() + ["--out", "0=" + files[0]]
+                args += [x for s, p in enumerate(files) for x in ("--arg", "%d=%s" % (s, p))]
                 env = dict(os.environ, UOPC_STREAM_MIN_BYTES="1") if "--stream" in tier else None
-                for s, (dt, n, vals) in enumerate(g.bufs):
-                    p = os.path.join(tmp, "b%d.npy" % s)
-                    save_npy(p, dt, vals)
-                    args += ["--arg", "%d=%s" % (s, p)]
-                    if s == 0:
-                        args += ["--out", "0=%s" % p]
+                save_npy(files[0], g.bufs[0][0], g.bufs[0][2])  # the output: read and written by each run
                 res = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
                 if kind == "undefined":
-                    if res.returncode not in (0, 1) or (res.returncode == 1 and "error" not in res.stderr):
+                    if not ended_cleanly(res.returncode, res.stderr):
                         msgs.append("%s: an undefined operation: expected a value or an error, got exit %d: %s"
                                     % (tier, res.returncode, res.stderr.strip()[:300]))
                     continue
@@ -371,7 +358,7 @@ def main():
                     msgs.append("%s: exit %d: %s" % (tier, res.returncode, res.stderr.strip()[:300]))
                     continue
                 dt, n, _ = g.bufs[0]
-                got = load_npy(os.path.join(tmp, "b0.npy"), dt, n)
+                got = load_npy(files[0], dt, n)
                 for i, (w, x) in enumerate(zip(want, got)):
                     if not same(dt, w, x):
                         msgs.append("%s: element %d: got %r, expected %r" % (tier, i, x, w))
@@ -380,10 +367,7 @@ def main():
                 bad += 1
                 inputs = "\n".join("# slot %d: %s" % (s, [literal(b[0], v) for v in b[2]]) for s, b in enumerate(g.bufs))
                 print("kernel %d (seed %d) disagrees:\n  %s\n%s\n%s" % (k, a.seed, "\n  ".join(msgs), inputs, text))
-                if a.keep:
-                    os.makedirs(a.keep, exist_ok=True)
-                    with open(os.path.join(a.keep, "kernel_%d_%d.uir" % (a.seed, k)), "w") as f:
-                        f.write(inputs + "\n" + text)
+                keep_case(a.keep, "kernel_%d_%d.uir" % (a.seed, k), inputs + "\n" + text)
             else:
                 stats[kind] += 1
                 if a.v:

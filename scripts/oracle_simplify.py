@@ -26,11 +26,11 @@ import random
 import re
 import subprocess
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import INT_MIN, INT_MAX, arg_parser, binary, unary, round_to, literal, same, wrap  # noqa: E402
+from oracle import (INT_MIN, INT_MAX, arg_parser, binary, cast, cast_defined, div_defined, keep_case,  # noqa: E402
+                    literal, round_to, same, unary, work_dir, wrap)
 
 BIG = [INT_MAX, INT_MIN, INT_MAX - 1, INT_MIN + 1, 1 << 30, -(1 << 30), 715827883, 46341, -46341, 65536]
 
@@ -52,19 +52,13 @@ def apply(op, dt, args):
         return args[1] if args[0] else args[2]
     if op == "cast":
         (a,) = args
-        if dt == "bool":
-            return a != 0
-        if dt == "f32":
-            return round_to("f32", int(a) if isinstance(a, bool) else a)
-        if isinstance(a, float):
-            if not (math.isfinite(a) and INT_MIN <= math.trunc(a) <= INT_MAX):
-                raise Undefined()
-            return math.trunc(a)
-        return int(a)
+        if dt == "i32" and isinstance(a, float) and not cast_defined(a):
+            raise Undefined()
+        return cast(dtype_of(a), dt, a)
     if len(args) == 1:
         return unary(op, "f32", args[0])
     a, b = args
-    if op in ("floordiv", "floormod") and (b == 0 or (a == INT_MIN and b == -1)):
+    if op in ("floordiv", "floormod") and not div_defined(a, b):
         raise Undefined()
     return binary(op, dtype_of(a), a, b)
 
@@ -267,15 +261,15 @@ def evaluate(nodes, name, env, memo):
 
 def points(rng, ranges, params, limit=600):
     """Assignments of the loop variables (all, or a sample) and the inputs (edges and random)."""
-    spans = [range(end) if isinstance(end, int) else range(0) for _, end in ranges]
+    spans = [range(end) for _, end in ranges]  # constant ends, 1 or more
     total = 1
     for s in spans:
-        total *= max(len(s), 1)
+        total *= len(s)
     pvals = [0, 1, -1, 2, INT_MAX, INT_MIN, INT_MAX - 1, INT_MIN + 1, 7, -7]
     if total <= limit:
         combos = list(itertools.product(*spans))
     else:
-        combos = [tuple(rng.randrange(len(s)) if len(s) else 0 for s in spans) for _ in range(limit)]
+        combos = [tuple(rng.randrange(len(s)) for s in spans) for _ in range(limit)]
     out = []
     for combo in combos:
         for _ in range(3 if params else 1):
@@ -296,7 +290,7 @@ def main():
     a = ap.parse_args()
     rng = random.Random(a.seed)
     bad = changed = checked = 0
-    with tempfile.TemporaryDirectory(prefix="uopc_oracle_s_", dir=os.environ.get("TEST_TMPDIR") or None) as tmp:
+    with work_dir("uopc_oracle_s_") as tmp:
         path = os.path.join(tmp, "e.uir")
         for k in range(a.count):
             g = EGen(rng)
@@ -335,10 +329,7 @@ def main():
             if why:
                 bad += 1
                 print("expression %d (seed %d) disagrees: %s\n%s--- simplified:\n%s" % (k, a.seed, why, text, res.stdout))
-                if a.keep:
-                    os.makedirs(a.keep, exist_ok=True)
-                    with open(os.path.join(a.keep, "expr_%d_%d.uir" % (a.seed, k)), "w") as f:
-                        f.write(text)
+                keep_case(a.keep, "expr_%d_%d.uir" % (a.seed, k), text)
             elif a.v:
                 print("expression %d agrees" % k)
     print("%d expressions (seed %d), %d made smaller: %d points compared, %d expressions disagree"
