@@ -107,9 +107,11 @@ class KGen:
         for k in ranges:
             if g.random() < 0.7:
                 t = ("range", k)
-                c = g.choice([1, 1, 2, 3, -1])
+                c = g.choice([1, 1, 2, 3, 5, 7, 8, -1, -3])
                 if c != 1:
                     t = ("alu", "mul", "i32", t, ("const", "i32", c))
+                if g.random() < 0.2:  # an unravel-like digit of the term: t // d or t % d
+                    t = ("alu", g.choice(["floordiv", "floormod"]), "i32", t, ("const", "i32", g.choice([2, 3, 4, 8, 16])))
                 terms = t if terms is None else ("alu", "add", "i32", terms, t)
         if terms is None or g.random() < 0.3:
             c = ("const", "i32", g.randint(0, max(0, n - 1)))
@@ -124,12 +126,19 @@ class KGen:
             return ("alu", "floordiv", "i32", terms, ("const", "i32", g.choice([2, 3, 4])))
         return terms  # in range or not, as the counters fall
 
+    def length(self):
+        """A buffer's length: small, larger, or a power of two (an address % 2^k: LLVM reads it as
+        a truncation, where its vectorizer once read a gather as a strided load, lib/codegen/ops.c)."""
+        g = self.r
+        x = g.random()
+        return g.randint(1, 24) if x < 0.45 else g.randint(25, 300) if x < 0.75 else 2 ** g.randint(1, 8)
+
     def buffer(self, dt):
         """A buffer slot of dt (an existing one, or a new one) other than the output."""
         have = [s for s, b in enumerate(self.bufs) if b[0] == dt and s != self.out]
         if have and self.r.random() < 0.6:
             return self.r.choice(have)
-        n = self.r.randint(1, 24) if self.r.random() < 0.6 else self.r.randint(25, 300)
+        n = self.length()
         self.bufs.append((dt, n, self.values(dt, n)))
         return len(self.bufs) - 1
 
@@ -162,15 +171,18 @@ class KGen:
     def kernel(self):
         g = self.r
         odt = g.choice(DTYPES)
-        on = g.randint(1, 24) if g.random() < 0.6 else g.randint(25, 300)
+        on = self.length()
         self.bufs = [(odt, on, self.values(odt, on))]
         self.out = 0
         nests = []
         nr = 0
+        # one kernel in four is shaped to stream (lib/codegen/stream.c: constant ends, the
+        # output never read): every nest a plain store of a value that does not read it
+        stream = g.random() < 0.25
         for _ in range(g.randint(1, 3)):
             ranges, ends = [], []
-            big = g.random() < 0.3  # loops long enough to vectorize and unroll
-            for _ in range(g.randint(0, 2 if big else 3)):
+            big = stream or g.random() < 0.3  # loops long enough to vectorize and unroll
+            for _ in range(g.randint(1 if stream else 0, 2 if big else 3)):
                 if big:
                     ends.append(g.choice([g.randint(6, 40), 16, 32, 64, g.randint(33, 90)]))
                 elif g.random() < 0.1:  # an end known only at run time (a new buffer: small ends, some <= 0)
@@ -181,7 +193,7 @@ class KGen:
                     ends.append(g.randint(1, 5))
                 ranges.append(nr)
                 nr += 1
-            plain = big and ranges and all(isinstance(e, int) for e in ends) and g.random() < 0.5
+            plain = stream or (big and ranges and all(isinstance(e, int) for e in ends) and g.random() < 0.5)
             self.plain = plain
             val = self.expr(odt, ranges, 0)
             self.plain = False
@@ -195,6 +207,8 @@ class KGen:
                     stride *= e
                 if stride > self.bufs[0][1]:  # grow the output (earlier nests' addresses stay in range)
                     self.bufs[0] = (odt, stride, self.bufs[0][2] + self.values(odt, stride - self.bufs[0][1]))
+            elif stream:
+                addr = self.index(0, ranges, 0)  # any address, but no read of the output
             else:
                 addr = self.index(0, ranges, 0)
                 if g.random() < 0.35:  # an accumulation: out[addr] = out[addr] OP value
@@ -203,6 +217,21 @@ class KGen:
                     val = ("alu", op, odt, old, val) if g.random() < 0.7 else ("alu", op, odt, val, old)
             nests.append((ranges, ends, addr, val))
         return nests
+
+
+def reads(n, slot):
+    """Whether expression n loads buffer slot."""
+    if n[0] == "load":
+        return n[1] == slot or reads(n[2], slot)
+    return any(isinstance(x, tuple) and reads(x, slot) for x in n[1:])
+
+
+def may_stream(nests):
+    """lib/codegen/stream.c's condition (with UOPC_STREAM_MIN_BYTES=1): every loop end a
+    positive constant and the output (slot 0) never loaded; 512-bit vectors then make the
+    kernel's streaming copy."""
+    return all(isinstance(e, int) and e > 0 for _, ends, _, _ in nests for e in ends) and \
+        not any(reads(x, 0) for _, ends, addr, val in nests for x in [addr, val] + list(ends) if isinstance(x, tuple))
 
 
 # ---------------------------------------------------------------- Python run
@@ -316,7 +345,7 @@ def kernel_text(nests, bufs):
 def main():
     a = arg_parser(__doc__, 100).parse_args()
     rng = random.Random(a.seed)
-    stats = {"values": 0, "out of bounds": 0, "undefined": 0}
+    stats = {"values": 0, "out of bounds": 0, "undefined": 0, "stream": 0}
     bad = 0
     with work_dir("uopc_oracle_k_") as tmp:
         k = 0
@@ -370,12 +399,18 @@ def main():
                 keep_case(a.keep, "kernel_%d_%d.uir" % (a.seed, k), inputs + "\n" + text)
             else:
                 stats[kind] += 1
+                if kind == "values" and may_stream(nests):  # did it stream? (its assembly's vmovnt*)
+                    asm = subprocess.run([a.uopc, "compile", "--emit=asm", "--tier=fast", "--stream", "--hot", path],
+                                         capture_output=True, text=True, timeout=120,
+                                         env=dict(os.environ, UOPC_STREAM_MIN_BYTES="1"))
+                    stats["stream"] += "vmovnt" in asm.stdout
                 if a.v:
                     print("kernel %d: %s" % (k, kind))
             k += kind != "undefined"  # those come on top of the count
-    print("%d kernels (seed %d): %d with every value the oracle's, %d refused out of bounds as expected, "
-          "%d disagree; and %d with an undefined operation ran without a crash" %
-          (a.count, a.seed, stats["values"], stats["out of bounds"], bad, stats["undefined"]))
+    print("%d kernels (seed %d): %d with every value the oracle's (%d of them with streaming stores), "
+          "%d refused out of bounds as expected, %d disagree; and %d with an undefined operation ran "
+          "without a crash" % (a.count, a.seed, stats["values"], stats["stream"], stats["out of bounds"], bad,
+                               stats["undefined"]))
     return 1 if bad else 0
 
 

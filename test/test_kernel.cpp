@@ -25,6 +25,7 @@
 #include "fuzz.h"
 #include "uopc/uopc.h"
 #include "support/ctx.h"
+#include "support/env.h"
 #include "support/valgrind.h"
 
 namespace {
@@ -688,6 +689,63 @@ TEST(KernelFloorDiv, RuntimeNumeratorsConstantDivisors) {
         EXPECT_EQ(r[j], PyMod(xv[j], d)) << xv[j] << " % " << d;
       }
     }
+  }
+}
+
+// A gather through x % m of an affine x: LLVM 19's loop vectorizer took
+// B[(3 * r) % 16] for the strided load B[3 * r] (scalar evolution reads
+// % 2^k as a truncation; the no-wrap predicate that made it strided was
+// provably false and dropped instead of the vector loop): r = 6 and 7 read
+// B[18] and B[21], past the buffer (found by scripts/oracle_kernel.py; the
+// strong tier's O2 did the same with B[(5 * r) % 128] over 64 iterations).
+// Such loops are no longer vectorized (lib/codegen/emit.c, mod_address).
+// B is the head of a larger block whose tail holds a sentinel that no
+// expected value has, so a read past it shows; every tier, fast math,
+// streaming stores.
+TEST(KernelFloorDiv, ModuloGatherIsNotAStridedLoad) {
+  constexpr int32_t kSentinel = -777777;
+  EnvScope stream("UOPC_STREAM_MIN_BYTES", "1");
+  struct Case {
+    int m, s, off, n;
+  };
+  std::vector<Case> cases;
+  for (int m : {16, 8, 32, 128, 12})
+    for (int s : {3, 5, 7, -3})
+      for (int off : {0, 1})
+        for (int n : {16, 40, 96}) cases.push_back({m, s, off, n});
+  for (const Case &q : cases) {
+    Ctx c;
+    uopc_ctx *x = c.c;
+    uopc_node *B = uopc_buffer(x, 0, UOPC_DT_I32, q.m), *O = uopc_buffer(x, 1, UOPC_DT_F32, q.n),
+              *P = uopc_buffer(x, 2, UOPC_DT_I32, q.n);
+    uopc_node *r = uopc_range(x, uopc_const_i(x, UOPC_DT_I32, q.n), 0);
+    uopc_node *idx = uopc_mod_k(x, uopc_add_k(x, uopc_mul_k(x, r, q.s), q.off), q.m);
+    uopc_node *v = uopc_load(x, uopc_index(x, B, &idx, 1));
+    uopc_node *s1 = uopc_store(x, uopc_index(x, O, &r, 1), uopc_cast(x, v, UOPC_DT_F32));
+    uopc_node *s2 = uopc_store(x, uopc_index(x, P, &r, 1), v);
+    uopc_node *ee[2] = {uopc_end(x, s1, &r, 1), uopc_end(x, s2, &r, 1)};
+    uopc_node *k = uopc_sink(x, ee, 2);
+    ASSERT_NE(k, nullptr) << c.err();
+    std::vector<int32_t> b(q.m + 64, kSentinel);
+    for (int j = 0; j < q.m; j++) b[j] = 1000 + 17 * j;
+    for (uopc_tier t : kTiers)
+      for (unsigned flags : {0u, (unsigned)UOPC_COMPILE_FAST_MATH, (unsigned)UOPC_COMPILE_STREAM}) {
+        uopc_compile_opts o{};
+        o.tier = t;
+        o.flags = flags;
+        uopc_error e{};
+        Kernel kern(uopc_compile(x, k, &o, &e));
+        ASSERT_TRUE(kern) << e.msg;
+        std::vector<float> out(q.n, -1.0f);
+        std::vector<int32_t> outi(q.n, -1);
+        ASSERT_EQ(Call(kern, {b.data(), out.data(), outi.data()}, &e), UOPC_OK) << e.msg;
+        for (int j = 0; j < q.n; j++) {
+          int32_t want = b[PyMod((int64_t)q.s * j + q.off, q.m)];
+          EXPECT_EQ(outi[j], want) << "B[(" << q.s << "*r + " << q.off << ") % " << q.m << "] at r=" << j << " of "
+                                   << q.n << ", tier " << t << ", flags " << flags;
+          EXPECT_EQ(out[j], (float)want) << "r=" << j << ", tier " << t << ", flags " << flags;
+        }
+      }
   }
 }
 

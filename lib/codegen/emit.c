@@ -15,8 +15,9 @@
  *            (a constant end of 1: no loop, the counter is 0; a serial
  *            reduction's counter runs from 1, its body sees counter - 1)
  *   ENDLOOP  the latch: next = i + 1 (nsw), branch back while next < end
- *            (a loop of more than VECTORIZE_MAX instructions: marked not to
- *            be vectorized; a short row: interleaved; a serial reduction:
+ *            (a loop of more than VECTORIZE_MAX instructions, or one that
+ *            moves an address through a modulo: marked not to be
+ *            vectorized; a short row: interleaved; a serial reduction:
  *            unrolled, and what the unroll does not divide of a constant
  *            trip count runs after it in a loop of its own, its body
  *            emitted again)
@@ -56,6 +57,7 @@ typedef struct em {
   const uopi_prog *p;
   LLVMValueRef *val; /* per instruction: its value (VALUE, LOOP) */
   uint64_t *dep;     /* per instruction: bit d set when it depends on the loop at depth d (min(d, 63)) */
+  uint8_t *addr;     /* per instruction: 1 when its value flows into an address (an INDEX's index) */
   loop *loops;       /* open loops, innermost last */
   uint32_t nloops;
 } em;
@@ -309,6 +311,28 @@ static void emit_rest(em *E, uint32_t from, uint32_t at, int64_t base, int64_t r
   LLVMBuildBr(g->b, after);
 }
 
+/* Whether loop l (closed at instruction at) computes an address by a
+   modulo that its counter moves: `B[(3 * r) % 16]`.  Such a loop is not
+   vectorized.  LLVM 19's loop vectorizer reads `x % 2^k` through scalar
+   evolution as a k-bit truncation, takes the truncated recurrence for a
+   strided access under the predicate that it does not wrap, and when that
+   predicate is provably false drops the check instead of the vector loop
+   (upstream llvm/llvm-project pull request 225086): B[(3 * r) % 16] over 16
+   iterations read B[18] and B[21], past a 16-element buffer, for r = 6 and
+   7 (a wrong value and a read outside the buffer; docs/decisions.md, stop
+   31).  A freeze of the modulo hid it at the fast tier only: O2's
+   instcombine folds the freeze into the loop's recurrence.  Such an address
+   is a gather, which 512-bit vectors barely speed up; the loop's other
+   work runs scalar too. */
+static int mod_address(const em *E, const loop *l, uint32_t at) {
+  uint64_t moved = depth_bit(E->p->ins[l->at].depth);
+  for (uint32_t i = l->at + 1; i < at; i++) {
+    const uopi_pinst *x = &E->p->ins[i];
+    if (x->kind == UOPI_P_VALUE && x->op == UOPC_OP_FLOORMOD && E->addr[i] && (E->dep[i] & moved)) return 1;
+  }
+  return 0;
+}
+
 static void close_loop(em *E, uint32_t at) {
   uopi_cg *g = &E->g;
   loop *l = &E->loops[--E->nloops];
@@ -319,7 +343,7 @@ static void close_loop(em *E, uint32_t at) {
   /* the unrolled loop leaves to the rest, which leaves to after */
   LLVMBasicBlockRef rest_entry = rest ? LLVMAppendBasicBlockInContext(g->lc, g->fn, "rest") : NULL;
   LLVMValueRef br = latch(E, l, end, rest ? rest_entry : l->after);
-  if (at - l->at > VECTORIZE_MAX) {
+  if (at - l->at > VECTORIZE_MAX || mod_address(E, l, at)) {
     static const char *const off[1] = {"llvm.loop.vectorize.enable"};
     loop_hint(g, br, off, (LLVMValueRef[]){LLVMConstInt(g->i1, 0, 0)}, 1);
   } else if (short_row(E, l, at, E->nloops > 0)) { /* interleaved by the row's vectors (forcing the width too
@@ -360,8 +384,9 @@ static void emit_inst(em *E, uint32_t i) {
   E->val[i] = v;
 }
 
-/* E->dep for every instruction, before any is emitted (a loop is told a
-   serial reduction when it opens, from its body's stores). */
+/* E->dep and E->addr for every instruction, before any is emitted (a loop
+   is told a serial reduction when it opens, from its body's stores; that it
+   computes an address by a modulo when it closes). */
 static void deps(em *E) {
   const uopi_prog *p = E->p;
   for (uint32_t i = 0; i < p->n; i++) {
@@ -369,6 +394,12 @@ static void deps(em *E) {
     uint64_t dep = x->kind == UOPI_P_LOOP ? depth_bit(x->depth) : 0;
     for (uint32_t j = 0; j < x->nsrc; j++) dep |= E->dep[x->src[j]];
     E->dep[i] = dep;
+    E->addr[i] = 0;
+  }
+  for (uint32_t i = p->n; i-- > 0;) { /* users come after their sources */
+    const uopi_pinst *x = &p->ins[i];
+    int into = x->kind == UOPI_P_VALUE && (E->addr[i] || x->op == UOPC_OP_INDEX);
+    for (uint32_t j = 0; into && j < x->nsrc; j++) E->addr[x->src[j]] = 1;
   }
 }
 
@@ -442,8 +473,9 @@ uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, unsigne
   size_t nparams = (size_t)p->nbufs + 1;
   E.val = uopc_mem_alloc(c, (size_t)(p->n ? p->n : 1) * sizeof *E.val);
   E.dep = uopc_mem_alloc(c, (size_t)(p->n ? p->n : 1) * sizeof *E.dep);
+  E.addr = uopc_mem_alloc(c, (size_t)(p->n ? p->n : 1) * sizeof *E.addr);
   E.loops = uopc_mem_alloc(c, (size_t)(p->max_depth ? p->max_depth : 1) * sizeof *E.loops);
-  int ok = E.val && E.dep && E.loops;
+  int ok = E.val && E.dep && E.addr && E.loops;
   if (ok) deps(&E);
   if (ok && uopi_jit_kernel_new(m, name, (unsigned)nparams, &g->k, &je) != UOPC_OK) {
     uopc_fail(c, je.code, "%s", je.msg);
@@ -467,6 +499,7 @@ uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, unsigne
   uopi_jit_kernel_free(g->k);
   uopc_mem_free(c, E.val, (size_t)(p->n ? p->n : 1) * sizeof *E.val);
   uopc_mem_free(c, E.dep, (size_t)(p->n ? p->n : 1) * sizeof *E.dep);
+  uopc_mem_free(c, E.addr, (size_t)(p->n ? p->n : 1) * sizeof *E.addr);
   uopc_mem_free(c, E.loops, (size_t)(p->max_depth ? p->max_depth : 1) * sizeof *E.loops);
   if (!ok) {
     uopi_jit_module_free(m);
