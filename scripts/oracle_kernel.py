@@ -128,7 +128,8 @@ class KGen:
 
     def length(self):
         """A buffer's length: small, larger, or a power of two (an address % 2^k: LLVM reads it as
-        a truncation, where its vectorizer once read a gather as a strided load, lib/codegen/ops.c)."""
+        a truncation, where its vectorizer once read a gather as a strided load: lib/codegen/emit.c,
+        mod_address)."""
         g = self.r
         x = g.random()
         return g.randint(1, 24) if x < 0.45 else g.randint(25, 300) if x < 0.75 else 2 ** g.randint(1, 8)
@@ -207,8 +208,6 @@ class KGen:
                     stride *= e
                 if stride > self.bufs[0][1]:  # grow the output (earlier nests' addresses stay in range)
                     self.bufs[0] = (odt, stride, self.bufs[0][2] + self.values(odt, stride - self.bufs[0][1]))
-            elif stream:
-                addr = self.index(0, ranges, 0)  # any address, but no read of the output
             else:
                 addr = self.index(0, ranges, 0)
                 if g.random() < 0.35:  # an accumulation: out[addr] = out[addr] OP value
