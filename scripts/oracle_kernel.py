@@ -9,8 +9,10 @@ bounds cannot prove in range), and from the output buffer itself (a read
 after an earlier iteration's write).  Runs each here, in Python, one
 iteration after another as the spec says (effects in program order, each
 iteration complete before the next), with oracle.py's arithmetic, and checks
-`uopc exec` at both tiers, and with streaming stores at any size and every
-loop pass (`--stream --hot`, UOPC_STREAM_MIN_BYTES=1), against it:
+`uopc exec` at both tiers (with `--guard-pages`: each buffer ends where a
+PROT_NONE page begins, so that a read past it is a crash even where its
+value goes unused), and with streaming stores at any size and every loop
+pass (`--stream --hot`, UOPC_STREAM_MIN_BYTES=1), against it:
 
   * every address in range: the output files hold exactly the values
     computed here (floats compared at their dtype's bits, every NaN alike);
@@ -366,7 +368,9 @@ def main():
             files = [os.path.join(tmp, "b%d.npy" % s) for s in range(len(g.bufs))]
             for p, (dt, n, vals) in zip(files[1:], g.bufs[1:]):  # the inputs, once
                 save_npy(p, dt, vals)
-            for tier in ("fast", "strong", "fast --stream --hot"):
+            # the fast and strong runs with every buffer between PROT_NONE pages: a read or write past
+            # a buffer's end is a SIGSEGV there, even where its value would go unused
+            for tier in ("fast --guard-pages", "strong --guard-pages", "fast --stream --hot"):
                 args = [a.uopc, "exec", path] + ("--tier=" + tier).split() + ["--out", "0=" + files[0]]
                 args += [x for s, p in enumerate(files) for x in ("--arg", "%d=%s" % (s, p))]
                 env = dict(os.environ, UOPC_STREAM_MIN_BYTES="1") if "--stream" in tier else None

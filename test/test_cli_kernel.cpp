@@ -217,6 +217,53 @@ TEST(CliExec, UsageErrors) {
   EXPECT_NE(r.err.find("is not a tensor-program op"), std::string::npos) << r.err;
 }
 
+// --guard-pages (each buffer against a PROT_NONE page; docs/hardening.md):
+// the same values as without, at sizes that end inside a page and exactly at
+// one, in place and zeroed outputs; the bounds guard still refuses an
+// address out of range, and nothing is written; a tensor program is a
+// usage error.
+TEST(CliExec, GuardPagesGiveTheSameValues) {
+  std::string prog = Tmp("guard.uir"), a = Tmp("guard_a.npy"), o = Tmp("guard_o.npy"), o2 = Tmp("guard_o2.npy");
+  for (int n : {1, 3, 17, 1024, 1025}) {
+    // O[i] = O[i] * 2 + A[(3 * i) % n] (a gather through a modulo), in place
+    Spit(prog, "%A = buffer : slot=0 dtype=f32 shape=(" + std::to_string(n) + ",)\n%O = buffer : slot=1 dtype=f32 shape=(" +
+                   std::to_string(n) + ",)\n%i = range " + std::to_string(n) +
+                   " : idx=0\n%j = mul %i, 3\n%m = floormod %j, " + std::to_string(n) +
+                   "\n%pa = index %A, %m\n%a = load %pa\n%po = index %O, %i\n%o = load %po\n%t = mul %o, 2.0\n%v = add "
+                   "%t, %a\n%st = store %po, %v\n%e = end %st, %i\n%k = sink %e\n");
+    std::vector<float> av(n), ov(n), want(n);
+    for (int i = 0; i < n; i++) av[i] = (float)i * 0.5f - 7.0f, ov[i] = (float)(i % 11) - 3.0f;
+    for (int i = 0; i < n; i++) want[i] = ov[i] * 2.0f + av[(3 * i) % n];
+    SaveNpy(a, UOPC_DT_F32, av);
+    for (const char *tier : {"fast", "strong"}) {
+      SaveNpy(o, UOPC_DT_F32, ov);
+      CliRun r = Uopc("exec " + Q(prog) + " --guard-pages --tier=" + tier + " --arg 0=" + Q(a) + " --arg 1=" + Q(o) +
+                      " --out 1=" + Q(o));
+      ASSERT_EQ(r.status, 0) << n << " " << tier << ": " << r.err;
+      EXPECT_EQ(LoadNpy<float>(o, UOPC_DT_F32), want) << n << " " << tier;
+      r = Uopc("exec " + Q(prog) + " --guard-pages --tier=" + tier + " --arg 0=" + Q(a) + " --out 1=" + Q(o2));
+      ASSERT_EQ(r.status, 0) << r.err;
+      std::vector<float> zeroed(n);
+      for (int i = 0; i < n; i++) zeroed[i] = av[(3 * i) % n];
+      EXPECT_EQ(LoadNpy<float>(o2, UOPC_DT_F32), zeroed) << n << " " << tier;
+    }
+  }
+  // an address out of range: refused by the bounds guard, as without --guard-pages
+  Spit(prog, "%A = buffer : slot=0 dtype=i32 shape=(4,)\n%O = buffer : slot=1 dtype=i32 shape=(4,)\n%i = range 4 : "
+             "idx=0\n%pi = index %A, %i\n%x = load %pi\n%pa = index %A, %x\n%a = load %pa\n%po = index %O, %i\n%st "
+             "= store %po, %a\n%e = end %st, %i\n%k = sink %e\n");
+  SaveNpy(a, UOPC_DT_I32, std::vector<int32_t>{0, 1, 9, 2});
+  std::remove(o.c_str());
+  CliRun r = Uopc("exec " + Q(prog) + " --guard-pages --arg 0=" + Q(a) + " --out 1=" + Q(o));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("out of bounds"), std::string::npos) << r.err;
+  EXPECT_FALSE(Exists(o));
+  r = Uopc("exec " + Q(Example("mul_add.uir")) + " --guard-pages --print");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--guard-pages applies to a kernel file"), std::string::npos) << r.err;
+  for (auto &f : {prog, a, o, o2}) std::remove(f.c_str());
+}
+
 TEST(CliCompile, EmitsLlvmAndAsm) {
   std::string k = Q(Example("copy_kernel.uir"));
   CliRun r = Uopc("compile " + k);

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -114,6 +115,7 @@ typedef struct exec_opts {
   slot_io slots[MAX_SLOTS];
   const char *out;      /* a program's result (--out FILE, no slot) */
   int print;
+  int guard;            /* --guard-pages: a kernel's buffers between PROT_NONE pages */
   uint64_t bench;       /* --bench N: N timed calls after one warm-up */
   uopc_compile_opts o;
 } exec_opts;
@@ -325,6 +327,45 @@ static uopc_status kernel_call_fn(void *ud, uopc_error *e) {
   return uopc_kernel_call(c->k, c->bufs, c->n, e);
 }
 
+/* --guard-pages: each buffer copied into pages of its own that end where
+   the buffer ends, with a PROT_NONE page after them and one before, so
+   that a read or write past the end (or, at the start of a page, before
+   the start) ends the process with SIGSEGV instead of passing unseen: the
+   spec's "a kernel never reads or writes outside its buffers", checked
+   (docs/hardening.md).  The buffers' start is then aligned only as their
+   byte count allows, so the streaming copy of a kernel may not be taken.
+   Returns the call's status; the buffers get the results back. */
+static uopc_status guarded_call(kcall *c, uopc_error *e) {
+  long ps = sysconf(_SC_PAGESIZE);
+  size_t page = ps > 0 ? (size_t)ps : 4096;
+  void *moved[MAX_SLOTS] = {0}, *map[MAX_SLOTS] = {0};
+  size_t size[MAX_SLOTS] = {0}, bytes[MAX_SLOTS] = {0};
+  uopc_status st = UOPC_OK;
+  for (uint32_t s = 0; s < c->n && st == UOPC_OK; s++) {
+    bytes[s] = (size_t)uopc_kernel_buf_len(c->k, s) * uopc_dtype_size(uopc_kernel_buf_dtype(c->k, s));
+    size_t data = (bytes[s] + page - 1) / page * page;
+    size[s] = data + 2 * page;
+    void *m = mmap(NULL, size[s], PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED || (data && mprotect((char *)m + page, data, PROT_READ | PROT_WRITE) != 0)) {
+      if (m != MAP_FAILED) munmap(m, size[s]);
+      snprintf(e->msg, sizeof e->msg, "--guard-pages: cannot map %zu bytes", size[s]);
+      e->code = UOPC_ERR_NOMEM;
+      st = UOPC_ERR_NOMEM;
+      break;
+    }
+    map[s] = m;
+    moved[s] = (char *)m + page + data - bytes[s];
+    if (bytes[s]) memcpy(moved[s], c->bufs[s], bytes[s]);
+  }
+  if (st == UOPC_OK) st = uopc_kernel_call(c->k, moved, c->n, e);
+  for (uint32_t s = 0; s < c->n; s++) {
+    if (!map[s]) continue;
+    if (st == UOPC_OK && bytes[s]) memcpy(c->bufs[s], moved[s], bytes[s]);
+    munmap(map[s], size[s]);
+  }
+  return st;
+}
+
 static int exec_kernel(cli *k, const char *file, uopc_node *root, exec_opts *x) {
   if (x->out) return verb_usage("exec", "a kernel's outputs are buffers: --out S=OUT.npy, not --out %s", x->out);
   slot_io *slots = x->slots;
@@ -371,7 +412,8 @@ static int exec_kernel(cli *k, const char *file, uopc_node *root, exec_opts *x) 
     }
   }
   kcall kc = {kern, bufs, nb};
-  if (!rc && kernel_call_fn(&kc, &e) != UOPC_OK) rc = (e.file = NULL, report(&e, file));
+  if (!rc && (x->guard ? guarded_call(&kc, &e) : kernel_call_fn(&kc, &e)) != UOPC_OK)
+    rc = (e.file = NULL, report(&e, file));
   /* the outputs of the first call (copies, when --bench calls again) */
   for (uint32_t s = 0; s < nb && !rc; s++) {
     if (!slots[s].out) continue;
@@ -521,6 +563,8 @@ int cmd_exec(cli *k, int argc, char **argv) {
         return verb_usage("exec", "--bench takes a number of calls from 1 to 100000000, not '%s'", v);
     } else if (strcmp(argv[i], "--print") == 0) {
       x.print = 1;
+    } else if (strcmp(argv[i], "--guard-pages") == 0) {
+      x.guard = 1;
     } else if (parse_compile_flag(argv[i], &x.o.flags)) { /* --fast-math, --hot, --stream, --no-stream */
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return verb_usage("exec", "unknown option '%s'", argv[i]);
@@ -538,6 +582,7 @@ int cmd_exec(cli *k, int argc, char **argv) {
   uopc_node *root = load(k, file);
   if (!root) return EXIT_ERR;
   if (uopc_op_flags((uopc_op)root->op) & UOPC_OPF_EFFECT) return exec_kernel(k, file, root, &x);
+  if (x.guard) return verb_usage("exec", "--guard-pages applies to a kernel file (a SINK), not to a tensor program");
   return exec_program(k, file, root, &x);
 }
 
