@@ -30,6 +30,7 @@ LONG_TESTS=(
   JitEngine.LongBlocksAreSplitBeforeCodegen       # large blocks through LLVM codegen: 2 s native
   JitEngine.FreeReleasesTheCode                   # 550 compiles and an RSS bound valgrind's allocator breaks
   KernelCost.SmallKernelInAHugeContextAllocatesLittle  # a 1M-node context
+  KernelFloorDiv.ModuloGatherIsNotAStridedLoad    # 720 JIT compiles: 4 s native
 )
 # Programs the tests start that are not ours (not traced; /bin/sh is, so that
 # the uopc it starts is): valgrind's time goes to our code.
