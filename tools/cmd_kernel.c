@@ -348,8 +348,8 @@ static uopc_status guarded_call(kcall *c, uopc_error *e) {
     void *m = mmap(NULL, size[s], PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED || (data && mprotect((char *)m + page, data, PROT_READ | PROT_WRITE) != 0)) {
       if (m != MAP_FAILED) munmap(m, size[s]);
+      *e = (uopc_error){.code = UOPC_ERR_NOMEM}; /* no position: report() prints line:col when set */
       snprintf(e->msg, sizeof e->msg, "--guard-pages: cannot map %zu bytes", size[s]);
-      e->code = UOPC_ERR_NOMEM;
       st = UOPC_ERR_NOMEM;
       break;
     }
