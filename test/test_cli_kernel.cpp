@@ -264,6 +264,48 @@ TEST(CliExec, GuardPagesGiveTheSameValues) {
   for (auto &f : {prog, a, o, o2}) std::remove(f.c_str());
 }
 
+// A strided load whose bounds guard fails partway (B[s * r + c] running off
+// the end of B): LLVM 19's vectorizer once read it as a wide load of an
+// interleave group and, with the guard's exit taken for its scalar
+// iteration, read past B before the kernel was refused (lib/codegen/emit.c,
+// guarded_address; docs/decisions.md, stop 32).  With --guard-pages such a
+// read is a SIGSEGV; the kernel must be refused with the bounds error at
+// both tiers, and the same loop one iteration short of the end must run
+// and give B's elements.
+TEST(CliExec, GuardedStridedLoadIsRefusedWithoutReadingPast) {
+  std::string prog = Tmp("gstride.uir"), b = Tmp("gstride_b.npy"), o = Tmp("gstride_o.npy");
+  const int n = 256;  // 1 KiB of f32: B ends where a page ends under --guard-pages
+  std::vector<float> bv(n);
+  for (int i = 0; i < n; i++) bv[i] = (float)i * 0.25f - 3.0f;
+  SaveNpy(b, UOPC_DT_F32, bv);
+  for (int s : {2, 3, 5, 7}) {
+    int c = 65, last = (n - 1 - c) / s;  // r = last is the last iteration in range
+    for (int iters : {last + 1, last + 2, last + 5}) {
+      Spit(prog, "%B = buffer : slot=0 dtype=f32 shape=(" + std::to_string(n) + ",)\n%O = buffer : slot=1 dtype=f32 "
+                 "shape=(" + std::to_string(iters) + ",)\n%r = range " + std::to_string(iters) +
+                 " : idx=0\n%m = mul %r, " + std::to_string(s) + "\n%a = add %m, " + std::to_string(c) +
+                 "\n%pb = index %B, %a\n%x = load %pb\n%v = add %x, 1.0\n%po = index %O, %r\n%st = store %po, "
+                 "%v\n%e = end %st, %r\n%k = sink %e\n");
+      for (const char *tier : {"fast", "strong"}) {
+        std::remove(o.c_str());
+        CliRun r = Uopc("exec " + Q(prog) + " --guard-pages --tier=" + tier + " --arg 0=" + Q(b) + " --out 1=" + Q(o));
+        std::string what = "stride " + std::to_string(s) + ", " + std::to_string(iters) + " iterations, " + tier;
+        if (iters == last + 1) {
+          ASSERT_EQ(r.status, 0) << what << ": " << r.err;
+          std::vector<float> want(iters);
+          for (int i = 0; i < iters; i++) want[i] = bv[s * i + c] + 1.0f;
+          EXPECT_EQ(LoadNpy<float>(o, UOPC_DT_F32), want) << what;
+        } else {
+          EXPECT_EQ(r.status, 1) << what << ": " << r.err;  // a read past B: a signal (-11), not 1
+          EXPECT_NE(r.err.find("out of bounds in BUFFER slot 0"), std::string::npos) << what << ": " << r.err;
+          EXPECT_FALSE(Exists(o)) << what;
+        }
+      }
+    }
+  }
+  for (auto &f : {prog, b, o}) std::remove(f.c_str());
+}
+
 TEST(CliCompile, EmitsLlvmAndAsm) {
   std::string k = Q(Example("copy_kernel.uir"));
   CliRun r = Uopc("compile " + k);

@@ -333,6 +333,30 @@ static int mod_address(const em *E, const loop *l, uint32_t at) {
   return 0;
 }
 
+/* Whether loop l (closed at instruction at) moves a checked address (an
+   INDEX with UOPI_PF_GUARD: the bounds guard ends the kernel at the first
+   iteration out of range).  Such a loop is not vectorized.  LLVM 19 turns
+   the guard into a trip count (the iterations before the first out of
+   range) and its loop vectorizer then reads a strided access as one wide
+   load of an interleave group, whose gap after the last lane it covers by
+   keeping one iteration for the scalar loop: that iteration is the guard's
+   exit, which loads nothing.  B[7 * r + 65] over 32 iterations of a
+   256-element B, to be refused at r = 28, read B[256] on the way (a read
+   past the buffer, a SIGSEGV where the buffer ends at a page: found by the
+   kernel oracle under --guard-pages; docs/decisions.md, stop 32).  A loop
+   whose guard never fails reads exactly its elements; only kernels that
+   are refused took the path, but the read happens before the refusal.  A
+   checked address is a gather or a loop that leaves its buffer, which
+   vector lanes barely speed up. */
+static int guarded_address(const em *E, const loop *l, uint32_t at) {
+  uint64_t moved = depth_bit(E->p->ins[l->at].depth);
+  for (uint32_t i = l->at + 1; i < at; i++) {
+    const uopi_pinst *x = &E->p->ins[i];
+    if (x->kind == UOPI_P_VALUE && x->op == UOPC_OP_INDEX && (x->flags & UOPI_PF_GUARD) && (E->dep[i] & moved)) return 1;
+  }
+  return 0;
+}
+
 static void close_loop(em *E, uint32_t at) {
   uopi_cg *g = &E->g;
   loop *l = &E->loops[--E->nloops];
@@ -343,7 +367,7 @@ static void close_loop(em *E, uint32_t at) {
   /* the unrolled loop leaves to the rest, which leaves to after */
   LLVMBasicBlockRef rest_entry = rest ? LLVMAppendBasicBlockInContext(g->lc, g->fn, "rest") : NULL;
   LLVMValueRef br = latch(E, l, end, rest ? rest_entry : l->after);
-  if (at - l->at > VECTORIZE_MAX || mod_address(E, l, at)) {
+  if (at - l->at > VECTORIZE_MAX || mod_address(E, l, at) || guarded_address(E, l, at)) {
     static const char *const off[1] = {"llvm.loop.vectorize.enable"};
     loop_hint(g, br, off, (LLVMValueRef[]){LLVMConstInt(g->i1, 0, 0)}, 1);
   } else if (short_row(E, l, at, E->nloops > 0)) { /* interleaved by the row's vectors (forcing the width too
