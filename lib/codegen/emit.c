@@ -343,11 +343,11 @@ static int mod_address(const em *E, const loop *l, uint32_t at) {
    exit, which loads nothing.  B[7 * r + 65] over 32 iterations of a
    256-element B, to be refused at r = 28, read B[256] on the way (a read
    past the buffer, a SIGSEGV where the buffer ends at a page: found by the
-   kernel oracle under --guard-pages; docs/decisions.md, stop 32).  A loop
-   whose guard never fails reads exactly its elements; only kernels that
-   are refused took the path, but the read happens before the refusal.  A
-   checked address is a gather or a loop that leaves its buffer, which
-   vector lanes barely speed up. */
+   kernel oracle under --guard-pages; docs/decisions.md, stop 32).  Seen
+   only in kernels that are then refused (the same loops whose guard never
+   fails read exactly their elements), but the read comes before the
+   refusal.  A checked address is a gather or a loop that leaves its
+   buffer, which vector lanes barely speed up. */
 static int guarded_address(const em *E, const loop *l, uint32_t at) {
   uint64_t moved = depth_bit(E->p->ins[l->at].depth);
   for (uint32_t i = l->at + 1; i < at; i++) {
