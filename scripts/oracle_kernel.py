@@ -131,7 +131,7 @@ class KGen:
     def length(self):
         """A buffer's length: small, larger, or a power of two (an address % 2^k: LLVM reads it as
         a truncation, where its vectorizer once read a gather as a strided load: lib/codegen/emit.c,
-        mod_address)."""
+        unsafe_address)."""
         g = self.r
         x = g.random()
         return g.randint(1, 24) if x < 0.45 else g.randint(25, 300) if x < 0.75 else 2 ** g.randint(1, 8)

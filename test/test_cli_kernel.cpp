@@ -268,7 +268,7 @@ TEST(CliExec, GuardPagesGiveTheSameValues) {
 // the end of B): LLVM 19's vectorizer once read it as a wide load of an
 // interleave group and, with the guard's exit taken for its scalar
 // iteration, read past B before the kernel was refused (lib/codegen/emit.c,
-// guarded_address; docs/decisions.md, stop 32).  With --guard-pages such a
+// unsafe_address; docs/decisions.md, stop 32).  With --guard-pages such a
 // read is a SIGSEGV; the kernel must be refused with the bounds error at
 // both tiers, and the same loop one iteration short of the end must run
 // and give B's elements.

@@ -698,7 +698,7 @@ TEST(KernelFloorDiv, RuntimeNumeratorsConstantDivisors) {
 // provably false and dropped instead of the vector loop): r = 6 and 7 read
 // B[18] and B[21], past the buffer (found by scripts/oracle_kernel.py; the
 // strong tier's O2 did the same with B[(5 * r) % 128] over 64 iterations).
-// Such loops are no longer vectorized (lib/codegen/emit.c, mod_address).
+// Such loops are no longer vectorized (lib/codegen/emit.c, unsafe_address).
 // B is the head of a larger block whose tail holds a sentinel that no
 // expected value has, so a read past it shows; every tier, fast math,
 // streaming stores.

@@ -311,48 +311,40 @@ static void emit_rest(em *E, uint32_t from, uint32_t at, int64_t base, int64_t r
   LLVMBuildBr(g->b, after);
 }
 
-/* Whether loop l (closed at instruction at) computes an address by a
-   modulo that its counter moves: `B[(3 * r) % 16]`.  Such a loop is not
-   vectorized.  LLVM 19's loop vectorizer reads `x % 2^k` through scalar
-   evolution as a k-bit truncation, takes the truncated recurrence for a
-   strided access under the predicate that it does not wrap, and when that
-   predicate is provably false drops the check instead of the vector loop
-   (upstream llvm/llvm-project pull request 225086): B[(3 * r) % 16] over 16
-   iterations read B[18] and B[21], past a 16-element buffer, for r = 6 and
-   7 (a wrong value and a read outside the buffer; docs/decisions.md, stop
-   31).  A freeze of the modulo hid it at the fast tier only: O2's
-   instcombine folds the freeze into the loop's recurrence.  Such an address
-   is a gather, which 512-bit vectors barely speed up; the loop's other
-   work runs scalar too. */
-static int mod_address(const em *E, const loop *l, uint32_t at) {
-  uint64_t moved = depth_bit(E->p->ins[l->at].depth);
-  for (uint32_t i = l->at + 1; i < at; i++) {
-    const uopi_pinst *x = &E->p->ins[i];
-    if (x->kind == UOPI_P_VALUE && x->op == UOPC_OP_FLOORMOD && E->addr[i] && (E->dep[i] & moved)) return 1;
-  }
-  return 0;
-}
+/* Whether loop l (closed at instruction at) moves an address LLVM 19's
+   loop vectorizer gets wrong; such a loop is not vectorized (its other
+   work runs scalar too).  Both kinds are gathers or loops that leave their
+   buffer, which 512-bit vectors barely speed up.
 
-/* Whether loop l (closed at instruction at) moves a checked address (an
-   INDEX with UOPI_PF_GUARD: the bounds guard ends the kernel at the first
-   iteration out of range).  Such a loop is not vectorized.  LLVM 19 turns
-   the guard into a trip count (the iterations before the first out of
-   range) and its loop vectorizer then reads a strided access as one wide
-   load of an interleave group, whose gap after the last lane it covers by
-   keeping one iteration for the scalar loop: that iteration is the guard's
-   exit, which loads nothing.  B[7 * r + 65] over 32 iterations of a
-   256-element B, to be refused at r = 28, read B[256] on the way (a read
-   past the buffer, a SIGSEGV where the buffer ends at a page: found by the
-   kernel oracle under --guard-pages; docs/decisions.md, stop 32).  Seen
-   only in kernels that are then refused (the same loops whose guard never
-   fails read exactly their elements), but the read comes before the
-   refusal.  A checked address is a gather or a loop that leaves its
-   buffer, which vector lanes barely speed up. */
-static int guarded_address(const em *E, const loop *l, uint32_t at) {
+   * An address computed by a modulo its counter moves: `B[(3 * r) % 16]`.
+     The vectorizer reads `x % 2^k` through scalar evolution as a k-bit
+     truncation, takes the truncated recurrence for a strided access under
+     the predicate that it does not wrap, and when that predicate is
+     provably false drops the check instead of the vector loop (upstream
+     llvm/llvm-project pull request 225086): B[(3 * r) % 16] over 16
+     iterations read B[18] and B[21], past a 16-element buffer, for r = 6
+     and 7 (a wrong value and a read outside the buffer; docs/decisions.md,
+     stop 31).  A freeze of the modulo hid it at the fast tier only: O2's
+     instcombine folds the freeze into the loop's recurrence.
+   * A checked address (an INDEX with UOPI_PF_GUARD: the bounds guard ends
+     the kernel at the first iteration out of range).  LLVM turns the guard
+     into a trip count (the iterations before the first out of range) and
+     reads a strided access as one wide load of an interleave group, whose
+     gap after the last lane it covers by keeping one iteration for the
+     scalar loop: that iteration is the guard's exit, which loads nothing.
+     B[7 * r + 65] over 32 iterations of a 256-element B, to be refused at
+     r = 28, read B[256] on the way (a SIGSEGV where the buffer ends at a
+     page: found by the kernel oracle under --guard-pages; docs/decisions.md,
+     stop 32).  Seen only in kernels that are then refused (the same loops
+     whose guard never fails read exactly their elements), but the read
+     comes before the refusal. */
+static int unsafe_address(const em *E, const loop *l, uint32_t at) {
   uint64_t moved = depth_bit(E->p->ins[l->at].depth);
   for (uint32_t i = l->at + 1; i < at; i++) {
     const uopi_pinst *x = &E->p->ins[i];
-    if (x->kind == UOPI_P_VALUE && x->op == UOPC_OP_INDEX && (x->flags & UOPI_PF_GUARD) && (E->dep[i] & moved)) return 1;
+    if (x->kind != UOPI_P_VALUE || !(E->dep[i] & moved)) continue;
+    if (x->op == UOPC_OP_FLOORMOD && E->addr[i]) return 1;
+    if (x->op == UOPC_OP_INDEX && (x->flags & UOPI_PF_GUARD)) return 1;
   }
   return 0;
 }
@@ -367,7 +359,7 @@ static void close_loop(em *E, uint32_t at) {
   /* the unrolled loop leaves to the rest, which leaves to after */
   LLVMBasicBlockRef rest_entry = rest ? LLVMAppendBasicBlockInContext(g->lc, g->fn, "rest") : NULL;
   LLVMValueRef br = latch(E, l, end, rest ? rest_entry : l->after);
-  if (at - l->at > VECTORIZE_MAX || mod_address(E, l, at) || guarded_address(E, l, at)) {
+  if (at - l->at > VECTORIZE_MAX || unsafe_address(E, l, at)) {
     static const char *const off[1] = {"llvm.loop.vectorize.enable"};
     loop_hint(g, br, off, (LLVMValueRef[]){LLVMConstInt(g->i1, 0, 0)}, 1);
   } else if (short_row(E, l, at, E->nloops > 0)) { /* interleaved by the row's vectors (forcing the width too
