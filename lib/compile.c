@@ -341,7 +341,7 @@ char *uopi_compile_text(uopc_ctx *c, uopc_node *root, uopi_jit_tier t, unsigned 
 uopc_status uopi_tier_of(const uopc_compile_opts *o, uopi_jit_tier *t, uopc_error *e) {
   *t = UOPI_JIT_TIER0;
   if (o && (o->flags & ~(UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_NO_REORDER | UOPC_COMPILE_NO_UPCAST | UOPC_COMPILE_HOT |
-                         UOPC_COMPILE_STREAM | UOPC_COMPILE_NO_STREAM))) {
+                         UOPC_COMPILE_STREAM | UOPC_COMPILE_NO_STREAM | UOPC_COMPILE_GUARD_PAGES))) {
     if (e) {
       memset(e, 0, sizeof *e);
       e->code = UOPC_ERR_ARG;

@@ -19,12 +19,23 @@
  *             combined as the one kernel would have left them
  *             (status[0] = the max), so the same error follows.  The
  *             recording variant stays whole and runs on the caller.
+ *   guard     UOPC_COMPILE_GUARD_PAGES: the block laid out with each
+ *             temporary at the end of pages of its own between
+ *             inaccessible pages, each constant array copied into such
+ *             pages (a check for tests; guard_map below)
  */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define HAVE_GUARD 1
+#else
+#define HAVE_GUARD 0
+#endif
 
 #include "compile.h"
 #include "lower/kernel.h"
@@ -50,6 +61,8 @@ typedef struct pbuf {
   int64_t numel;
   int64_t slot;
   void *data;      /* CONST */
+  void *map;       /* CONST under guard pages: the mapping data is in (else data is malloc's) */
+  size_t map_size;
   size_t offset;   /* TEMP, STATUS: in the call's block */
 } pbuf;
 
@@ -85,6 +98,8 @@ struct uopc_plan {
   _Atomic(char *) spare; /* a block of an earlier call, kept for the next (its pages are already
                             touched: a 4 MiB block costs 1,000 page faults when new) */
   uint32_t threads; /* the thread count it was compiled for */
+  int guard;        /* UOPC_COMPILE_GUARD_PAGES: the block is a mapping laid out by guard pages */
+  size_t page;      /* the page size, when guard */
   _Atomic uint32_t refs; /* uopc_plan_compile results and the plan cache's own */
 };
 
@@ -115,10 +130,87 @@ static int tier_ok(const uopc_compile_opts *opts, uopc_error *e) {
   return uopi_tier_of(opts, &t, e) == UOPC_OK;
 }
 
+/* ---- guard pages (UOPC_COMPILE_GUARD_PAGES) ----
+ * An array then ends where its pages end, with an inaccessible page after
+ * it and one before, so that a kernel reading or writing past either end
+ * stops with SIGSEGV (the spec's "a kernel never reads or writes outside
+ * its buffers", checked; the CLI's --guard-pages, docs/hardening.md).  The
+ * block is one mapping: per temporary an inaccessible page and the
+ * temporary's whole pages, with the temporary at their end (its offset,
+ * set by build), and one inaccessible page after the last. */
+
+static size_t whole_pages(size_t bytes, size_t page) { return (bytes + page - 1) / page * page; }
+
+#if HAVE_GUARD
+static size_t page_size(void) {
+  long ps = sysconf(_SC_PAGESIZE);
+  return ps > 0 ? (size_t)ps : 4096;
+}
+
+/* A copy of bytes at data into pages of its own (*map, *size: the mapping
+   to unmap); NULL when out of memory. */
+static void *guard_copy(const void *data, size_t bytes, size_t page, void **map, size_t *size) {
+  size_t d = whole_pages(bytes, page);
+  *size = d + 2 * page;
+  char *m = mmap(NULL, *size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  if (d && mprotect(m + page, d, PROT_READ | PROT_WRITE) != 0) {
+    munmap(m, *size);
+    return NULL;
+  }
+  *map = m;
+  char *at = m + page + d - bytes;
+  memcpy(at, data, bytes);
+  return at;
+}
+#endif
+
+static size_t bytes_of(const pbuf *b) { return (size_t)b->numel * uopc_dtype_size(b->dtype); }
+
+static int in_block(uopi_pb_kind k) {
+  return k == UOPI_PB_TEMP || k == UOPI_PB_STATUS || k == UOPI_PB_STATUSF || k == UOPI_PB_POISON;
+}
+
+/* A call's block of temporaries (NULL: out of memory). */
+static char *block_new(const uopc_plan *p) {
+#if HAVE_GUARD
+  if (p->guard) {
+    char *m = mmap(NULL, p->block, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    for (uint32_t i = 0; i < p->nbufs; i++) {
+      const pbuf *b = &p->bufs[i];
+      size_t bytes = bytes_of(b), d = whole_pages(bytes, p->page);
+      if (in_block(b->kind) && d && mprotect(m + b->offset + bytes - d, d, PROT_READ | PROT_WRITE) != 0) {
+        munmap(m, p->block);
+        return NULL;
+      }
+    }
+    return m;
+  }
+#endif
+  return aligned_alloc(ALIGN, p->block);
+}
+
+static void block_free(const uopc_plan *p, char *block) {
+#if HAVE_GUARD
+  if (p->guard) {
+    if (block) munmap(block, p->block);
+    return;
+  }
+#endif
+  free(block);
+}
+
 void uopc_plan_free(uopc_plan *p) {
   if (!p || !uopi_plan_unref(p)) return;
   for (uint32_t i = 0; i < p->nbufs; i++) {
     free(p->bufs[i].shape);
+#if HAVE_GUARD
+    if (p->bufs[i].map) {
+      munmap(p->bufs[i].map, p->bufs[i].map_size);
+      continue;
+    }
+#endif
     free(p->bufs[i].data);
   }
   for (uint32_t i = 0; i < p->nkernels; i++) {
@@ -135,11 +227,11 @@ void uopc_plan_free(uopc_plan *p) {
   free(p->bufs);
   free(p->kernels);
   free(p->checks);
-  free(atomic_load(&p->spare));
+  block_free(p, atomic_load(&p->spare));
   free(p);
 }
 
-static char *dup(const char *s) {
+static char *str_dup(const char *s) {
   size_t n = strlen(s) + 1;
   char *d = malloc(n);
   if (d) memcpy(d, s, n);
@@ -258,7 +350,8 @@ static uopi_jit_tier kernel_tier(const uopi_skernel *sk, const uopc_compile_opts
    by a later kernel, which finds part of it in the cache after ordinary
    stores (softmax's exp2 kernel streamed made fast softmax 1.2x slower). */
 static unsigned kernel_flags(int result, const uopc_compile_opts *opts) {
-  unsigned f = opts ? opts->flags & ~(UOPC_COMPILE_STREAM | UOPC_COMPILE_NO_STREAM) : 0;
+  /* the guard pages are the plan's, not its kernels' (the same kernels, the same cache entries) */
+  unsigned f = opts ? opts->flags & ~(UOPC_COMPILE_STREAM | UOPC_COMPILE_NO_STREAM | UOPC_COMPILE_GUARD_PAGES) : 0;
   return result && !(opts && (opts->flags & UOPC_COMPILE_NO_STREAM)) ? f | UOPC_COMPILE_STREAM : f;
 }
 
@@ -268,6 +361,9 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_
   atomic_init(&p->refs, 1);
   atomic_init(&p->spare, NULL);
   p->threads = T;
+#if HAVE_GUARD
+  if (opts && (opts->flags & UOPC_COMPILE_GUARD_PAGES)) p->guard = 1, p->page = page_size();
+#endif
   uopc_error e = {0};
   p->bufs = calloc(s->nbufs ? s->nbufs : 1, sizeof *p->bufs);
   p->kernels = calloc(s->nkernels ? s->nkernels : 1, sizeof *p->kernels);
@@ -282,20 +378,34 @@ static uopc_plan *build(uopc_ctx *c, uopi_schedule *s, const ksplit *sp, uint32_
     if (!(b->shape = malloc((sb->ndim ? sb->ndim : 1) * sizeof *b->shape))) goto oom;
     for (uint32_t d = 0; d < sb->ndim; d++) b->shape[d] = sb->shape[d];
     if (sb->kind == UOPI_PB_CONST) b->data = s->bufs[i].data, s->bufs[i].data = NULL; /* the plan owns it */
-    if (sb->kind == UOPI_PB_TEMP || sb->kind == UOPI_PB_STATUS || sb->kind == UOPI_PB_STATUSF ||
-        sb->kind == UOPI_PB_POISON) {
-      b->offset = p->block;
-      size_t bytes = (size_t)sb->numel * uopc_dtype_size(sb->dtype);
-      p->block += (bytes + ALIGN - 1) / ALIGN * ALIGN;
+#if HAVE_GUARD
+    if (p->guard && b->data) {
+      void *at = guard_copy(b->data, bytes_of(b), p->page, &b->map, &b->map_size);
+      if (!at) goto oom;
+      free(b->data);
+      b->data = at;
+    }
+#endif
+    if (in_block(sb->kind)) {
+      size_t bytes = bytes_of(b);
+      if (p->guard) { /* an inaccessible page, then whole pages with the array at their end */
+        size_t d = whole_pages(bytes, p->page);
+        b->offset = p->block + p->page + d - bytes;
+        p->block += p->page + d;
+      } else {
+        b->offset = p->block;
+        p->block += (bytes + ALIGN - 1) / ALIGN * ALIGN;
+      }
     }
     if (sb->kind == UOPI_PB_INPUT && (uint64_t)sb->slot + 1 > p->nargs) p->nargs = (uint32_t)sb->slot + 1;
   }
+  if (p->guard && p->block) p->block += p->page; /* after the last temporary */
   for (uint32_t i = 0; i < s->nchecks; i++) {
     const uopi_scheck *sc = &s->checks[i];
     pcheck *k = &p->checks[i];
     k->kind = sc->kind, k->op = sc->op, k->size = sc->size, k->kernel = sc->kernel;
     const char *file;
-    if (uopc_node_pos(c, sc->at, &file, &k->line, &k->col) && !(k->file = dup(file))) goto oom;
+    if (uopc_node_pos(c, sc->at, &file, &k->line, &k->col) && !(k->file = str_dup(file))) goto oom;
     p->nchecks++;
   }
   /* every kernel's compiles (its root, its recording variant, its chunks),
@@ -584,7 +694,7 @@ uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t
   }
   char *block = NULL;
   _Atomic(char *) *spare = (_Atomic(char *) *)&((uopc_plan *)p)->spare; /* the one mutable field */
-  if (p->block && !(block = atomic_exchange(spare, NULL)) && !(block = aligned_alloc(ALIGN, p->block)))
+  if (p->block && !(block = atomic_exchange(spare, NULL)) && !(block = block_new(p)))
     return set_err(e, UOPC_ERR_NOMEM, "out of memory (%zu bytes of temporaries)", p->block), UOPC_ERR_NOMEM;
   for (uint32_t i = 0; i < p->nbufs; i++)
     if (p->bufs[i].kind == UOPI_PB_STATUS || p->bufs[i].kind == UOPI_PB_STATUSF || p->bufs[i].kind == UOPI_PB_POISON)
@@ -619,7 +729,8 @@ uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t
   }
   if (bufs != bufs_local) free(bufs);
   char *none = NULL;
-  if (block && !atomic_compare_exchange_strong(spare, &none, block)) free(block); /* another call's is kept */
+  if (p->guard) block_free(p, block);
+  else if (block && !atomic_compare_exchange_strong(spare, &none, block)) free(block); /* another call's is kept */
   return st;
 }
 

@@ -10,8 +10,11 @@ round to their dtype after every op; floor division as Python's; MAX as
 REDUCE from its first element, left to right), and checks that
 
   * `uopc run P` prints that value,
-  * `uopc jit-run --threads T P` (the plan of loop kernels) prints it, also
-    with every plan pass forced on at the strong tier (EVERY_PASS below),
+  * `uopc jit-run --guard-pages --threads T P` (the plan of loop kernels,
+    its result, temporaries and constant arrays each ending against an
+    inaccessible page: a read past one is a crash) prints it, also with
+    every plan pass forced on at the strong tier (EVERY_PASS below; without
+    guard pages, so that the result kernel's streaming copy runs),
   * `uopc run` of `uopc simplify P` prints it (the default simplify is exact),
 
 comparing floats at their dtype's bits (every NaN alike, the sign of zero
@@ -555,7 +558,7 @@ def main():
             fails = []
             rc, out, err = uopc(a.uopc, ["run", path])
             fails.append(("run", rc, out, err))
-            rc, out, err = uopc(a.uopc, ["jit-run", "--threads", str(a.threads), path])
+            rc, out, err = uopc(a.uopc, ["jit-run", "--guard-pages", "--threads", str(a.threads), path])
             fails.append(("jit-run", rc, out, err))
             rc, out, err = uopc(a.uopc, ["jit-run", "--threads", str(a.threads), "--tier=strong", path], env=EVERY_PASS)
             fails.append(("jit-run every pass", rc, out, err))

@@ -602,14 +602,15 @@ TEST(Api, OutOfRangeEnumsAndCounts) {
   EXPECT_STREQ(e.msg, "unknown tier 1 (UOPC_TIER_FAST or UOPC_TIER_STRONG)");
   // flags: every UOPC_COMPILE_* bit is taken, any other bit refused
   uopc_compile_opts all = {UOPC_TIER_FAST, UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_NO_REORDER | UOPC_COMPILE_NO_UPCAST |
-                                               UOPC_COMPILE_HOT | UOPC_COMPILE_STREAM | UOPC_COMPILE_NO_STREAM, 1};
+                                               UOPC_COMPILE_HOT | UOPC_COMPILE_STREAM | UOPC_COMPILE_NO_STREAM |
+                                               UOPC_COMPILE_GUARD_PAGES, 1};
   uopc_plan *p = uopc_plan_compile(c, AddOne(c), &all, &e);
   EXPECT_NE(p, nullptr) << e.msg;
   uopc_plan_free(p);
   uopc_kernel *kall = uopc_compile(c, Double(c, 4), &all, &e);
   EXPECT_NE(kall, nullptr) << e.msg;
   uopc_kernel_free(kall);
-  for (unsigned bit : {64u, 0x100u, 0x80000000u}) {  // 0x100: the emitter's own bit (codegen/emit.h), never a user's
+  for (unsigned bit : {128u, 0x100u, 0x80000000u}) {  // 0x100: the emitter's own bit (codegen/emit.h), never a user's
     uopc_compile_opts other = {UOPC_TIER_FAST, bit, 1};
     char want[80];
     snprintf(want, sizeof want, "unknown compile flags 0x%x (UOPC_COMPILE_* bits)", bit);

@@ -26,20 +26,6 @@
 
 namespace {
 
-std::vector<std::string> PlanFiles() {
-  std::string dir = std::string(UOPC_SOURCE_DIR) + "/test/golden";
-  std::vector<std::string> v;
-  if (DIR *d = opendir(dir.c_str())) {
-    while (dirent *de = readdir(d)) {
-      std::string n = de->d_name;
-      if (n.rfind("plan_", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".uir") == 0) v.push_back(dir + "/" + n);
-    }
-    closedir(d);
-  }
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
 // "# plan: KEY=VALUE" of a file
 std::string Tag(const std::string &text, const std::string &key) {
   std::smatch m;
@@ -215,7 +201,7 @@ void CheckFile(const std::string &path, uint32_t seed) {
 }
 
 TEST(PlanAccept, ProgramsMatchRunBitForBit) {
-  std::vector<std::string> files = PlanFiles();
+  std::vector<std::string> files = GoldenPlans();
   ASSERT_GE(files.size(), 12u);
   uint32_t seed = 1;
   for (const std::string &f : files) CheckFile(f, seed++);

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -113,6 +115,25 @@ int parse_compile_flag(const char *a, unsigned *flags) {
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
     if (strcmp(a, opts[i].opt) == 0) return *flags |= opts[i].bit, 1;
   return 0;
+}
+
+void *guarded_alloc(size_t bytes, guarded *g) {
+  long ps = sysconf(_SC_PAGESIZE);
+  size_t page = ps > 0 ? (size_t)ps : 4096, data = (bytes + page - 1) / page * page;
+  *g = (guarded){0};
+  char *m = mmap(NULL, data + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  if (data && mprotect(m + page, data, PROT_READ | PROT_WRITE) != 0) {
+    munmap(m, data + 2 * page);
+    return NULL;
+  }
+  *g = (guarded){m, data + 2 * page};
+  return m + page + data - bytes; /* fresh anonymous pages: zeroed */
+}
+
+void guarded_free(guarded *g) {
+  if (g->map) munmap(g->map, g->size);
+  *g = (guarded){0};
 }
 
 int parse_threads(const char *verb, const char *s, uint32_t *out) {

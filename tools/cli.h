@@ -55,6 +55,18 @@ int parse_threads(const char *verb, const char *s, uint32_t *out);
    (docs/loops.md): 1 with the bit set in *flags when a is one of them,
    else 0. */
 int parse_compile_flag(const char *a, unsigned *flags);
+/* --guard-pages: memory for `bytes` bytes (zeroed) in pages of their own
+   that end where the bytes end, with an inaccessible page after them and
+   one before, so that a kernel reading or writing past either end stops
+   with SIGSEGV (docs/hardening.md).  Its start is aligned only as `bytes`
+   allows.  NULL when the pages cannot be mapped; guarded_free(g) unmaps
+   (g zeroed: nothing to do). */
+typedef struct guarded {
+  void *map;
+  size_t size;
+} guarded;
+void *guarded_alloc(size_t bytes, guarded *g);
+void guarded_free(guarded *g);
 /* Parses a .uir file, or standard input when path is "-".  NULL after
    reporting the error. */
 uopc_node *load(cli *k, const char *path);

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -115,7 +114,8 @@ typedef struct exec_opts {
   slot_io slots[MAX_SLOTS];
   const char *out;      /* a program's result (--out FILE, no slot) */
   int print;
-  int guard;            /* --guard-pages: a kernel's buffers between PROT_NONE pages */
+  int guard;            /* --guard-pages: a kernel's buffers, or a program's arguments, result,
+                           temporaries and constants, between inaccessible pages */
   uint64_t bench;       /* --bench N: N timed calls after one warm-up */
   uopc_compile_opts o;
 } exec_opts;
@@ -327,41 +327,33 @@ static uopc_status kernel_call_fn(void *ud, uopc_error *e) {
   return uopc_kernel_call(c->k, c->bufs, c->n, e);
 }
 
-/* --guard-pages: each buffer copied into pages of its own that end where
-   the buffer ends, with a PROT_NONE page after them and one before, so
-   that a read or write past the end (or, at the start of a page, before
-   the start) ends the process with SIGSEGV instead of passing unseen: the
-   spec's "a kernel never reads or writes outside its buffers", checked
-   (docs/hardening.md).  The buffers' start is then aligned only as their
-   byte count allows, so the streaming copy of a kernel may not be taken.
-   Returns the call's status; the buffers get the results back. */
+/* --guard-pages: each buffer copied into pages of its own (guarded_alloc:
+   they end where the buffer ends, between inaccessible pages), so that a
+   read or write past the end (or before the start) ends the process with
+   SIGSEGV instead of passing unseen: the spec's "a kernel never reads or
+   writes outside its buffers", checked (docs/hardening.md).  The buffers'
+   start is then aligned only as their byte count allows, so the streaming
+   copy of a kernel may not be taken.  Returns the call's status; the
+   buffers get the results back. */
 static uopc_status guarded_call(kcall *c, uopc_error *e) {
-  long ps = sysconf(_SC_PAGESIZE);
-  size_t page = ps > 0 ? (size_t)ps : 4096;
-  void *moved[MAX_SLOTS] = {0}, *map[MAX_SLOTS] = {0};
-  size_t size[MAX_SLOTS] = {0}, bytes[MAX_SLOTS] = {0};
+  void *moved[MAX_SLOTS] = {0};
+  guarded map[MAX_SLOTS] = {{0}};
+  size_t bytes[MAX_SLOTS] = {0};
   uopc_status st = UOPC_OK;
   for (uint32_t s = 0; s < c->n && st == UOPC_OK; s++) {
     bytes[s] = (size_t)uopc_kernel_buf_len(c->k, s) * uopc_dtype_size(uopc_kernel_buf_dtype(c->k, s));
-    size_t data = (bytes[s] + page - 1) / page * page;
-    size[s] = data + 2 * page;
-    void *m = mmap(NULL, size[s], PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED || (data && mprotect((char *)m + page, data, PROT_READ | PROT_WRITE) != 0)) {
-      if (m != MAP_FAILED) munmap(m, size[s]);
+    if (!(moved[s] = guarded_alloc(bytes[s], &map[s]))) {
       *e = (uopc_error){.code = UOPC_ERR_NOMEM}; /* no position: report() prints line:col when set */
-      snprintf(e->msg, sizeof e->msg, "--guard-pages: cannot map %zu bytes", size[s]);
+      snprintf(e->msg, sizeof e->msg, "--guard-pages: cannot map %zu bytes", bytes[s]);
       st = UOPC_ERR_NOMEM;
       break;
     }
-    map[s] = m;
-    moved[s] = (char *)m + page + data - bytes[s];
     if (bytes[s]) memcpy(moved[s], c->bufs[s], bytes[s]);
   }
   if (st == UOPC_OK) st = uopc_kernel_call(c->k, moved, c->n, e);
   for (uint32_t s = 0; s < c->n; s++) {
-    if (!map[s]) continue;
     if (st == UOPC_OK && bytes[s]) memcpy(c->bufs[s], moved[s], bytes[s]);
-    munmap(map[s], size[s]);
+    guarded_free(&map[s]);
   }
   return st;
 }
@@ -458,9 +450,12 @@ static int exec_program(cli *k, const char *file, uopc_node *root, exec_opts *x)
     if (x->slots[s].out)
       return verb_usage("exec", "a program has one result: --out OUT.npy (no slot), not --out %d=%s", s, x->slots[s].out);
   uopc_error e;
+  if (x->guard) x->o.flags |= UOPC_COMPILE_GUARD_PAGES; /* the plan's own arrays */
   uopc_plan *p = uopc_plan_compile(k->c, root, &x->o, &e);
   if (!p) return report(&e, file);
   uint32_t na = uopc_plan_nargs(p);
+  guarded gmap[MAX_SLOTS + 1]; /* --guard-pages: the arguments' copies, the result */
+  memset(gmap, 0, sizeof gmap);
   int rc = EXIT_OK;
   uopc_npy arrays[MAX_SLOTS];
   uopc_tensor args[MAX_SLOTS];
@@ -491,6 +486,11 @@ static int exec_program(cli *k, const char *file, uopc_node *root, exec_opts *x)
         rc = file_error(x->slots[s].in, "%s%s does not match PARAM slot %u, %s%s", uopc_dtype_name(a->dtype), got, s,
                         uopc_dtype_name(t), want);
       args[s] = (uopc_tensor){a->data, t, nd, shape};
+      size_t ab = (size_t)a->count * uopc_dtype_size(t);
+      if (!rc && x->guard) {
+        if (!(args[s].data = guarded_alloc(ab, &gmap[s]))) rc = file_error(file, "--guard-pages: cannot map %zu bytes", ab);
+        else if (ab) memcpy(args[s].data, a->data, ab);
+      }
     }
   }
   uopc_tensor out = {0};
@@ -500,7 +500,8 @@ static int exec_program(cli *k, const char *file, uopc_node *root, exec_opts *x)
   int64_t n = 1;
   for (uint32_t d = 0; d < out.ndim; d++) n *= oshape[d];
   size_t bytes = (size_t)n * uopc_dtype_size(out.dtype);
-  if (!rc && !(out.data = zeroed(bytes))) rc = file_error(file, "out of memory for the result");
+  if (!rc && !(out.data = x->guard ? guarded_alloc(bytes, &gmap[MAX_SLOTS]) : zeroed(bytes)))
+    rc = file_error(file, "out of memory for the result");
   pcall pc = {p, args, na, &out};
   if (!rc && plan_call_fn(&pc, &e) != UOPC_OK) rc = report(&e, file);
   out_file of;
@@ -524,7 +525,8 @@ static int exec_program(cli *k, const char *file, uopc_node *root, exec_opts *x)
   if (!rc && x->bench) rc = bench(plan_call_fn, &pc, x->bench, file);
   if (!rc && x->out) rc = write_outputs(&of, 1);
   if (x->bench) free(of.a.data);
-  free(out.data);
+  if (!x->guard) free(out.data);
+  for (int s = 0; s <= MAX_SLOTS; s++) guarded_free(&gmap[s]);
   for (uint32_t s = 0; s < MAX_SLOTS; s++)
     if (arrays[s].data) uopc_npy_free(&arrays[s]);
   uopc_plan_free(p);
@@ -582,7 +584,6 @@ int cmd_exec(cli *k, int argc, char **argv) {
   uopc_node *root = load(k, file);
   if (!root) return EXIT_ERR;
   if (uopc_op_flags((uopc_op)root->op) & UOPC_OPF_EFFECT) return exec_kernel(k, file, root, &x);
-  if (x.guard) return verb_usage("exec", "--guard-pages applies to a kernel file (a SINK), not to a tensor program");
   return exec_program(k, file, root, &x);
 }
 

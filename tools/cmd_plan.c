@@ -1,10 +1,15 @@
 /* tools/cmd_plan.c - tensor programs through the JIT:
  *
- *   uopc jit-run [--tier=fast|strong] [--fast-math] [--hot] [--stream|--no-stream] [--threads N] FILE.uir
+ *   uopc jit-run [--tier=fast|strong] [--fast-math] [--hot] [--stream|--no-stream] [--threads N]
+ *                [--guard-pages] FILE.uir
  *
  * A closed program (no free PARAM) compiled to a plan of loop kernels
  * (include/uopc/plan.h) and run; its value printed exactly as `uopc run`
- * prints it (the same printer), errors included.
+ * prints it (the same printer), errors included.  --guard-pages: the
+ * result, the plan's temporaries and its constant arrays each end where
+ * their pages end, between inaccessible pages (UOPC_COMPILE_GUARD_PAGES,
+ * guarded_alloc: a kernel reading or writing outside them stops with
+ * SIGSEGV).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +19,13 @@
 int cmd_jit_run(cli *k, int argc, char **argv) {
   uopc_compile_opts o = {.tier = UOPC_TIER_FAST};
   const char *file = NULL;
+  int guard = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--tier=fast") == 0) o.tier = UOPC_TIER_FAST;
     else if (strcmp(a, "--tier=strong") == 0) o.tier = UOPC_TIER_STRONG;
     else if (parse_compile_flag(a, &o.flags)) continue; /* --fast-math, --hot, --stream, --no-stream */
+    else if (strcmp(a, "--guard-pages") == 0) guard = 1, o.flags |= UOPC_COMPILE_GUARD_PAGES;
     else if (strncmp(a, "--threads=", 10) == 0) {
       if (parse_threads("jit-run", a + 10, &o.threads)) return EXIT_USAGE;
     } else if (strcmp(a, "--threads") == 0) {
@@ -51,7 +58,9 @@ int cmd_jit_run(cli *k, int argc, char **argv) {
   out.shape = shape;
   int64_t n = 1;
   for (uint32_t d = 0; d < out.ndim; d++) n *= shape[d];
-  out.data = calloc((size_t)n, uopc_dtype_size(out.dtype));
+  guarded g = {0};
+  size_t bytes = (size_t)n * uopc_dtype_size(out.dtype);
+  out.data = guard ? guarded_alloc(bytes, &g) : calloc(bytes ? bytes : 1, 1);
   if (!out.data) {
     uopc_plan_free(p);
     return fprintf(stderr, "%s: error: out of memory\n", file), EXIT_ERR;
@@ -67,7 +76,8 @@ int cmd_jit_run(cli *k, int argc, char **argv) {
       uopc_mem_free(k->c, s, strlen(s) + 1);
     }
   }
-  free(out.data);
+  if (guard) guarded_free(&g);
+  else free(out.data);
   uopc_plan_free(p);
   return rc;
 }

@@ -92,6 +92,24 @@ typedef enum uopc_tier {
                                       for it themselves on the kernel that
                                       writes their result, and on no other */
 #define UOPC_COMPILE_NO_STREAM 32u /* plans: no streaming stores at all */
+#define UOPC_COMPILE_GUARD_PAGES 64u /* plans, a check for tests: every
+                                      temporary and constant array of the
+                                      plan gets pages of its own that end
+                                      where it ends, between inaccessible
+                                      pages, so that a kernel reading or
+                                      writing outside one ends the process
+                                      with SIGSEGV instead of passing
+                                      unseen; each call maps and unmaps
+                                      its temporaries (slower calls), and
+                                      their start is aligned only as their
+                                      size allows (no streaming copy).  The
+                                      kernels and results are unchanged;
+                                      the caller's arguments and result
+                                      stay where the caller put them (the
+                                      CLI's --guard-pages guards those
+                                      too).  POSIX hosts (mmap); elsewhere
+                                      the flag is accepted and changes
+                                      nothing */
 
 typedef struct uopc_compile_opts {
   uopc_tier tier;

@@ -1,10 +1,12 @@
 #include "support/cli.h"
 
+#include <dirent.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -67,6 +69,20 @@ std::string Q(const std::string &s) {
 }
 
 std::string ExamplePath(const char *name) { return std::string(UOPC_SOURCE_DIR) + "/examples/" + name; }
+
+std::vector<std::string> GoldenPlans() {
+  std::string dir = std::string(UOPC_SOURCE_DIR) + "/test/golden";
+  std::vector<std::string> v;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *de = readdir(d)) {
+      std::string n = de->d_name;
+      if (n.rfind("plan_", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".uir") == 0) v.push_back(dir + "/" + n);
+    }
+    closedir(d);
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
 
 std::string UirFile(const std::string &name, const std::string &text) {
   std::string p = TmpPath(name);

@@ -33,6 +33,8 @@ std::string Slurp(const std::string &path);
 void Spit(const std::string &path, const std::string &text);
 // The path of a bundled example (examples/NAME).
 std::string ExamplePath(const char *name);
+// The golden tensor programs test/golden/plan_*.uir, sorted.
+std::vector<std::string> GoldenPlans();
 // Writes text to a temporary .uir file and returns its path.
 std::string UirFile(const std::string &name, const std::string &text);
 

@@ -258,3 +258,27 @@ bool plan_agrees(uopc_ctx *c, uopc_node *u, const std::string &run, const std::s
   for (const char *w : undef) is_undef |= plan.find(w) != std::string::npos;
   return is_undef && strict_run_text(c, u).rfind("error:", 0) == 0;
 }
+
+std::string random_plans_disagree(uint64_t seed, unsigned flags) {
+  std::mt19937_64 rng(seed);
+  std::string bad;
+  for (int round = 0; round < 6; round++) {
+    uopc_ctx *c = uopc_ctx_new(nullptr);
+    if (!c) return "out of memory";
+    uopc_ctx_set_check(c, 0);
+    for (int k = 0; k < 10; k++) {
+      uopc_node *u = gen_program(c, rng, 4);
+      for (uint32_t threads : {1u, 2u}) {
+        uopc_compile_opts o = {round % 2 ? UOPC_TIER_STRONG : UOPC_TIER_FAST, flags, threads};
+        std::string want = run_text(c, u), got = plan_text_opts(c, u, o);
+        if (plan_agrees(c, u, want, got)) continue;
+        char *t = uopc_uir_print(c, u);
+        bad += "run: " + want + "\nplan (" + std::to_string(threads) + " threads): " + got + "\nprogram:\n" +
+               (t ? t : "") + "\n";
+        if (t) uopc_mem_free(c, t, strlen(t) + 1);
+      }
+    }
+    uopc_ctx_free(c);
+  }
+  return bad;
+}

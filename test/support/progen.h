@@ -32,3 +32,8 @@ bool plan_agrees(uopc_ctx *c, uopc_node *u, const std::string &run, const std::s
 std::string plan_text(uopc_ctx *c, uopc_node *u, uopc_tier tier = UOPC_TIER_FAST, uint32_t threads = 0);
 // The same with every compile option (flags included).
 std::string plan_text_opts(uopc_ctx *c, uopc_node *u, const uopc_compile_opts &o);
+// 60 random programs from seed (6 rounds of 10 in a fresh context each, the
+// fast and strong tiers by turns), each planned with `flags` at 1 and 2
+// threads: "" when every plan agrees with run (plan_agrees), else each
+// disagreement with its program.
+std::string random_plans_disagree(uint64_t seed, unsigned flags);
