@@ -22,7 +22,7 @@
  *   guard     UOPC_COMPILE_GUARD_PAGES: the block laid out with each
  *             temporary at the end of pages of its own between
  *             inaccessible pages, each constant array copied into such
- *             pages (a check for tests; guard_map below)
+ *             pages (a check for tests; "guard pages" below)
  */
 #include <stdarg.h>
 #include <stdatomic.h>
