@@ -16,6 +16,11 @@ REDUCE from its first element, left to right), and checks that
     every plan pass forced on at the strong tier (EVERY_PASS below; without
     guard pages, so that the result kernel's streaming copy runs),
   * `uopc run` of `uopc simplify P` prints it (the default simplify is exact),
+  * one program in three again as a program with an input: one of its
+    STACKs of constants becomes `param : slot=0`, its values an .npy file,
+    and `uopc exec --guard-pages --arg 0=IN.npy --print` prints the value
+    (the host's path: arguments in the caller's memory, here ending against
+    an inaccessible page),
 
 comparing floats at their dtype's bits (every NaN alike, the sign of zero
 counted).  One program in five may divide by zero somewhere: it has no value
@@ -153,6 +158,40 @@ def keep_case(directory, name, text):
             f.write(text)
 
 
+NPY = {"f32": ("<f4", "f"), "f16": ("<f2", "e"), "i32": ("<i4", "i"), "bool": ("|b1", "?")}
+
+
+def write_npy(path, v):
+    """v's values as a .npy file (version 1.0, C order)."""
+    descr, code = NPY[v.dt]
+    hdr = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, tup(v.shape) if v.shape else "()")
+    hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+        f.write(struct.pack("<%d%s" % (len(v.flat), code), *v.flat))
+
+
+def with_input(gen, rng):
+    """gen's program with one of its STACKs (never in a CALL body: the generator's bodies hold
+    only PARAMs and ops) written as `param : slot=0` instead, and that STACK's value; None when
+    it has no STACK."""
+    used, todo = set(), [len(gen.lines) - 1]  # the nodes the root reaches
+    while todo:
+        i = todo.pop()
+        if i not in used:
+            used.add(i)
+            todo += [int(d) for d in re.findall(r"%v(\d+)", gen.lines[i].split(" = ", 1)[1])]
+    stacks = [v for v in gen.all
+              if int(v.name[2:]) in used and gen.lines[int(v.name[2:])].split(" = ", 1)[1].startswith("stack ")]
+    if not stacks:
+        return None
+    v = rng.choice(stacks)
+    lines = list(gen.lines)
+    sh = (" shape=%s" % tup(v.shape)) if v.shape else ""
+    lines[int(v.name[2:])] = "%s = param : slot=0 dtype=%s%s" % (v.name, v.dt, sh)
+    return "\n".join(lines) + "\n", v
+
+
 def work_dir(prefix):
     """A temporary directory under TEST_TMPDIR (the test runner's) or the system's."""
     return tempfile.TemporaryDirectory(prefix=prefix, dir=os.environ.get("TEST_TMPDIR") or None)
@@ -220,7 +259,7 @@ def literal(dt, x):
 class Gen:
     def __init__(self, rng, max_nodes):
         self.rng, self.max_nodes = rng, max_nodes
-        self.lines, self.pool, self.n = [], [], 0
+        self.lines, self.pool, self.all, self.n = [], [], [], 0
         self.undefined_ok = rng.random() < 0.2  # a program that may divide by zero (no value; no crash)
         self.undefined = False
 
@@ -230,6 +269,7 @@ class Gen:
         self.lines.append("%s = %s" % (name, text))
         v = Val(name, dt, shape, flat)
         self.pool.append(v)
+        self.all.append(v)
         return v
 
     # leaves
@@ -547,7 +587,7 @@ def main():
     a = ap.parse_args()
     rng = random.Random(a.seed)
     bad = 0
-    counts = {"run": 0, "jit-run": 0, "jit-run every pass": 0, "simplify+run": 0, "undefined": 0}
+    counts = {"run": 0, "jit-run": 0, "jit-run every pass": 0, "simplify+run": 0, "exec --arg": 0, "undefined": 0}
     with work_dir("uopc_oracle_") as tmp:
         path = os.path.join(tmp, "p.uir")
         for k in range(a.count):
@@ -566,6 +606,17 @@ def main():
             if rc == 0:
                 rc, out, err = uopc(a.uopc, ["run", "-"], stdin=simp)
             fails.append(("simplify+run", rc, out, err))
+            pick = random.Random(a.seed * 1000003 + k)  # apart from the generator's: the same programs as before
+            opened = with_input(gen, pick) if pick.random() < 1 / 3 else None
+            if opened:
+                ptext, pv = opened
+                ppath, npy = os.path.join(tmp, "q.uir"), os.path.join(tmp, "q0.npy")
+                with open(ppath, "w") as f:
+                    f.write(ptext)
+                write_npy(npy, pv)
+                rc, out, err = uopc(a.uopc, ["exec", ppath, "--guard-pages", "--threads", str(a.threads),
+                                             "--arg", "0=" + npy, "--print"])
+                fails.append(("exec --arg", rc, out, err))
             msgs = []
             for verb, rc, out, err in fails:
                 if gen.undefined:  # some element divides by zero: no value to compare, but no crash either
@@ -581,12 +632,15 @@ def main():
                 bad += 1
                 print("program %d (seed %d) disagrees:\n  %s\n%s" % (k, a.seed, "\n  ".join(msgs), text))
                 keep_case(a.keep, "oracle_%d_%d.uir" % (a.seed, k), text)
+                if opened:  # and as exec ran it, with its input
+                    print("as exec ran it, PARAM slot 0 = %s:\n%s" % (pv.flat, ptext))
+                    keep_case(a.keep, "oracle_%d_%d_input.uir" % (a.seed, k), ptext)
             elif a.v:
                 print("program %d: %s %s agrees" % (k, root.dt, root.shape))
-    print("%d programs (seed %d): run %d, jit-run %d, jit-run with every pass %d, simplify+run %d agree with the "
-          "oracle; %d runs of programs that divide by zero exited without a crash; %d disagree"
+    print("%d programs (seed %d): run %d, jit-run %d, jit-run with every pass %d, simplify+run %d, exec with an "
+          "input %d agree with the oracle; %d runs of programs that divide by zero exited without a crash; %d disagree"
           % (a.count, a.seed, counts["run"], counts["jit-run"], counts["jit-run every pass"], counts["simplify+run"],
-             counts["undefined"], bad))
+             counts["exec --arg"], counts["undefined"], bad))
     return 1 if bad else 0
 
 
