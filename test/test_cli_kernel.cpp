@@ -307,6 +307,48 @@ TEST(CliExec, GuardedStridedLoadIsRefusedWithoutReadingPast) {
   for (auto &f : {prog, b, o}) std::remove(f.c_str());
 }
 
+// A loop with a bounds guard that fails partway (A[r], r to 25, A of 21) and
+// a modulo address (B[(5 * r) % 64]): at the strong tier default<O2> lost the
+// loop's vectorize-off hint, vectorized with the guard's exit as the trip
+// count and dropped the modulo (B read as <80 x half> strided by 5: past B,
+// and B[65] for r = 13), all before the refusal (kernel oracle seed 3351;
+// docs/decisions.md, stop 33).  Such a module now runs without either
+// vectorizer (jit.h, "no vectorize").  Refused at both tiers under
+// --guard-pages; with A long enough, B's modulo lanes exactly.
+TEST(CliExec, GuardedLoopWithAModuloAddressIsNotVectorized) {
+  std::string prog = Tmp("gmod.uir"), a = Tmp("gmod_a.npy"), b = Tmp("gmod_b.npy"), o = Tmp("gmod_o.npy");
+  std::vector<float> bv(64);
+  for (int i = 0; i < 64; i++) bv[i] = (float)i;
+  for (int na : {21, 26}) {
+    std::string text = "%O = buffer : slot=0 dtype=f32 shape=(26,)\n%A = buffer : slot=1 dtype=f32 shape=(" +
+                       std::to_string(na) + ",)\n%B = buffer : slot=2 dtype=f32 shape=(64,)\n%r = range 26 : idx=0\n"
+                       "%pa = index %A, %r\n%a = load %pa\n%i = mul %r, 5\n%m = floormod %i, 64\n%pb = index %B, %m\n"
+                       "%b = load %pb\n%v = max %a, %b\n%po = index %O, %r\n%st = store %po, %v\n%e = end %st, %r\n"
+                       "%k = sink %e\n";
+    Spit(prog, text);
+    std::vector<float> av(na);
+    for (int i = 0; i < na; i++) av[i] = (float)(i % 3) - 1.0f;
+    SaveNpy(a, UOPC_DT_F32, av);
+    SaveNpy(b, UOPC_DT_F32, bv);
+    for (const char *tier : {"fast", "strong"}) {
+      std::remove(o.c_str());
+      CliRun r = UopcEnv("UOPC_CACHE=off", "exec " + Q(prog) + " --guard-pages --tier=" + tier + " --arg 1=" + Q(a) +
+                                               " --arg 2=" + Q(b) + " --out 0=" + Q(o));
+      std::string what = std::string(tier) + ", A of " + std::to_string(na);
+      if (na == 21) {
+        EXPECT_EQ(r.status, 1) << what << ": " << r.err;  // a read past B: a signal (-11), not 1
+        EXPECT_NE(r.err.find("out of bounds in BUFFER slot 1"), std::string::npos) << what << ": " << r.err;
+      } else {
+        ASSERT_EQ(r.status, 0) << what << ": " << r.err;
+        std::vector<float> want(26);
+        for (int i = 0; i < 26; i++) want[i] = bv[(5 * i) % 64] > av[i] ? bv[(5 * i) % 64] : av[i];  // MAX: b if b > a
+        EXPECT_EQ(LoadNpy<float>(o, UOPC_DT_F32), want) << what;
+      }
+    }
+  }
+  for (auto &f : {prog, a, b, o}) std::remove(f.c_str());
+}
+
 TEST(CliCompile, EmitsLlvmAndAsm) {
   std::string k = Q(Example("copy_kernel.uir"));
   CliRun r = Uopc("compile " + k);

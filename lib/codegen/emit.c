@@ -359,7 +359,9 @@ static void close_loop(em *E, uint32_t at) {
   /* the unrolled loop leaves to the rest, which leaves to after */
   LLVMBasicBlockRef rest_entry = rest ? LLVMAppendBasicBlockInContext(g->lc, g->fn, "rest") : NULL;
   LLVMValueRef br = latch(E, l, end, rest ? rest_entry : l->after);
-  if (at - l->at > VECTORIZE_MAX || unsafe_address(E, l, at)) {
+  int unsafe = unsafe_address(E, l, at);
+  if (unsafe) uopi_jit_module_set_novec(g->m); /* the hint below alone did not hold (jit.h, "no vectorize") */
+  if (at - l->at > VECTORIZE_MAX || unsafe) {
     static const char *const off[1] = {"llvm.loop.vectorize.enable"};
     loop_hint(g, br, off, (LLVMValueRef[]){LLVMConstInt(g->i1, 0, 0)}, 1);
   } else if (short_row(E, l, at, E->nloops > 0)) { /* interleaved by the row's vectors (forcing the width too

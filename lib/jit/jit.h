@@ -88,6 +88,18 @@ UOPI_FUNC void uopi_jit_module_set_fast(LLVMModuleRef m);
 /* 1 when m carries the fast-math module flag, else 0. */
 UOPI_FUNC int uopi_jit_module_fast(LLVMModuleRef m);
 
+/* ---- no vectorize ----------------------------------------------------------
+ * A module with a loop whose counter moves a checked index or a modulo
+ * address (codegen/emit.c, unsafe_address) carries the module flag
+ * "uopc.no-vectorize"; the passes then run TIER0's pipeline without the
+ * loop vectorizer on it at every tier (no SLP vectorizer either; codegen
+ * stays the tier's).  The per-loop hint the emitter also sets
+ * (llvm.loop.vectorize.enable false) was lost before the vectorizer in
+ * default<O2> for a loop with a bounds guard (docs/decisions.md, stop 33). */
+UOPI_FUNC void uopi_jit_module_set_novec(LLVMModuleRef m);
+/* 1 when m carries the no-vectorize module flag, else 0. */
+UOPI_FUNC int uopi_jit_module_novec(LLVMModuleRef m);
+
 /* ---- streaming stores (nontemporal.c) --------------------------------------
  * A module whose kernel stores more than the cache holds (the emitter
  * decides: lib/codegen/emit.h, UOPI_EMIT_STREAM) carries the module flag

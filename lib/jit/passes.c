@@ -14,7 +14,9 @@
  * the lowering marks (a strict serial float reduction: codegen/emit.c), none
  * by its own heuristics.  No mem2reg/SROA, no loop rotation: the lowering
  * emits SSA and bottom-tested loops itself.  TIER2 is LLVM's default<O2>
- * with the SLP vectorizer on, as clang -O2 runs it.  A fast-math module (jit.h, "fast
+ * with the SLP vectorizer on, as clang -O2 runs it.  A module marked "no
+ * vectorize" (jit.h) runs TIER0's pipeline without the loop vectorizer at
+ * every tier.  A fast-math module (jit.h, "fast
  * math") runs TIER0 with the vectorizer's own interleave count: a reduction
  * marked reassoc then gets several vector accumulators (the latency of one
  * dependent vector add per iteration is what holds a sum below bandwidth).
@@ -37,8 +39,12 @@ static const char tier0_pipeline[] =
 static const char tier0_fast_pipeline[] =
     "function(early-cse,loop-mssa(licm),loop(indvars),loop-vectorize," UNROLL_ASKED
     ",alignment-from-assumptions,simplifycfg,loop-mssa(licm))";
+/* TIER0 without the loop vectorizer, for a module marked "no vectorize" */
+static const char tier0_novec_pipeline[] =
+    "function(early-cse,loop-mssa(licm),loop(indvars)," UNROLL_ASKED ",alignment-from-assumptions,simplifycfg,loop-mssa(licm))";
 static const char tier2_pipeline[] = "default<O2>";
 static const char fast_flag[] = "uopc.fast-math";
+static const char novec_flag[] = "uopc.no-vectorize";
 
 uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e) {
   if (t == UOPI_JIT_TIER0 || t == UOPI_JIT_TIER1 || t == UOPI_JIT_TIER2) return UOPC_OK;
@@ -61,6 +67,15 @@ void uopi_jit_module_set_fast(LLVMModuleRef m) {
 }
 
 int uopi_jit_module_fast(LLVMModuleRef m) { return LLVMGetModuleFlag(m, fast_flag, sizeof fast_flag - 1) != NULL; }
+
+void uopi_jit_module_set_novec(LLVMModuleRef m) {
+  if (uopi_jit_module_novec(m)) return;
+  LLVMContextRef c = LLVMGetModuleContext(m);
+  LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorError, novec_flag, sizeof novec_flag - 1,
+                    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 1, 0)));
+}
+
+int uopi_jit_module_novec(LLVMModuleRef m) { return LLVMGetModuleFlag(m, novec_flag, sizeof novec_flag - 1) != NULL; }
 
 uopc_status uopi_jit_verify(LLVMModuleRef m, uopc_error *e) {
   char *msg = NULL;
@@ -85,8 +100,16 @@ uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
   LLVMTargetMachineRef tm = uopi_jit_tm_take(g, t, e);
   if (!tm) return UOPC_ERR_JIT;
   LLVMPassBuilderOptionsRef o = LLVMCreatePassBuilderOptions();
-  if (t == UOPI_JIT_TIER2) LLVMPassBuilderOptionsSetSLPVectorization(o, 1);
-  LLVMErrorRef err = LLVMRunPasses(m, uopi_jit_pipeline(t, uopi_jit_module_fast(m)), tm, o);
+  const char *pipeline = uopi_jit_pipeline(t, uopi_jit_module_fast(m));
+  if (uopi_jit_module_novec(m)) {
+    /* neither vectorizer, at any tier (jit.h, "no vectorize"): TIER0's pipeline without
+       the loop vectorizer.  default<O2> with the pass builder's LoopVectorization and
+       SLPVectorization options off still vectorized such a loop (docs/decisions.md, stop 33) */
+    pipeline = tier0_novec_pipeline;
+  } else if (t == UOPI_JIT_TIER2) {
+    LLVMPassBuilderOptionsSetSLPVectorization(o, 1);
+  }
+  LLVMErrorRef err = LLVMRunPasses(m, pipeline, tm, o);
   LLVMDisposePassBuilderOptions(o);
   uopi_jit_tm_give(t, tm);
   if (err) return uopi_jit_fail_err(e, err, "LLVM passes failed");
