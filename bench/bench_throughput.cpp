@@ -713,7 +713,9 @@ int main(int argc, char **argv) {
           return std::vector<Ref>{Ref{"C loop strict", [=]() { sum_sink = ref_sum(in[0], M); }, 4.0 * M,
                                       v == 0 ? AtLeast(0.95, ">=0.95x strict C") : Target{}}};
         return std::vector<Ref>{Ref{"C loop -ffast-math", [=]() { sum_sink = ref_sum_fastmath(in[0], M); }, 4.0 * M,
-                                    v == 1 ? AtLeast(0.90, ">=0.9x -ffast-math") : Target{}}};
+                                    v == 1 ? AtLeast(0.90, ">=0.9x -ffast-math") : Target{}},
+                                Ref{"C loop -ffast-math from -0.0", [=]() { sum_sink = ref_sum_fastmath0(in[0], M); },
+                                    4.0 * M, {}}};
       },
       {{"16777216", "4096"}}});
   works.push_back(PlanWork{

@@ -9,3 +9,13 @@ float ref_sum_fastmath(const float *restrict a, long n) {
   for (long i = 1; i < n; i++) acc = acc + a[i];
   return acc;
 }
+
+/* The same sum from -0.0 (which adds nothing: -0.0 + x is x), so that the
+   vector loop reads from a[0]: from a[1], each 64-byte load of an aligned
+   array straddles two cache lines.  uopc's fast mode sums so (docs/loops.md,
+   "Fast reductions"); this is the reference that does the same. */
+float ref_sum_fastmath0(const float *restrict a, long n) {
+  float acc = -0.0f;
+  for (long i = 0; i < n; i++) acc = acc + a[i];
+  return acc;
+}

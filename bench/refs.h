@@ -40,8 +40,10 @@ int ref_fma_lanes(void);
 
 /* ref_sum_fast.c: the strict sum loop of plan_ref.c (ref_sum: left to right
    from a[0]) compiled with -O3 -march=native -ffast-math, which lets clang
-   reassociate it into vector partial sums. */
+   reassociate it into vector partial sums.  ref_sum_fastmath0: the same
+   from -0.0, reading from a[0] (aligned loads), as uopc's fast mode sums. */
 float ref_sum_fastmath(const float *a, long n);
+float ref_sum_fastmath0(const float *a, long n);
 
 /* ref_ew_par.c: o[i] = a[i] * b[i] + a[i] (no FMA) on `threads` threads,
    each its own contiguous share. */

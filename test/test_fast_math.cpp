@@ -250,4 +250,79 @@ TEST(FastMath, SumCloseToStrict) {
   uopc_plan_free(pf);
 }
 
+// A fast float sum starts from -0.0 and reads every element in its loop
+// (lower.c): -0.0 + x is x, so signed zeros come out as in strict mode, and
+// an undefined element is still found, the first one included (it used to
+// be peeled out of the loop), in a temporary and in the result.
+TEST(FastMath, SumFromNegativeZeroKeepsZerosAndUndefinedElements) {
+  Ctx c;
+  uopc_error e;
+  auto compile = [&](const std::string &text, unsigned flags) {
+    uopc_node *root = uopc_uir_parse(c, text.data(), text.size(), "fast_math", &e);
+    EXPECT_NE(root, nullptr) << e.msg;
+    uopc_compile_opts o = {UOPC_TIER_FAST, flags, 0};
+    uopc_plan *p = root ? uopc_plan_compile(c, root, &o, &e) : nullptr;
+    EXPECT_NE(p, nullptr) << e.msg;
+    return p;
+  };
+  for (int64_t n : {1, 2, 17, 1023, 1024, 3000}) {  // below and from FROM_ZERO_MIN (lower.c)
+    std::string sum = "%A = param : slot=0 dtype=f32 shape=(" + std::to_string(n) + ",)\n%s = reduce %A : op=add pop=1\n";
+    for (unsigned flags : {0u, UOPC_COMPILE_FAST_MATH}) {
+      uopc_plan *p = compile(sum, flags);
+      ASSERT_TRUE(p);
+      for (int plus_at : {-1, 0, (int)n - 1}) {  // all -0.0; one +0.0 first or last
+        std::vector<float> a(n, -0.0f);
+        if (plus_at >= 0) a[plus_at] = 0.0f;
+        float got = 1;
+        uopc_tensor in = {a.data(), UOPC_DT_F32, 1, &n}, out = {&got, UOPC_DT_F32, 0, nullptr};
+        ASSERT_EQ(uopc_plan_call(p, &in, 1, &out, &e), UOPC_OK) << e.msg;
+        EXPECT_EQ(B(got), plus_at < 0 ? 0x80000000u : 0u) << "n " << n << ", +0.0 at " << plus_at << ", flags " << flags;
+      }
+      uopc_plan_free(p);
+    }
+  }
+  // sum(I // J) as f32: in the result's kernel, and through a temporary
+  // (t = the row sums, read by a second kernel)
+  const int64_t rows = 3, cols = 1030;  // both sums at least FROM_ZERO_MIN (lower.c) long
+  std::string shp = "shape=(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
+  std::string div = "%I = param : slot=0 dtype=i32 " + shp + "\n%J = param : slot=1 dtype=i32 " + shp +
+                    "\n%q = floordiv %I, %J\n%f = cast %q : dtype=f32\n";
+  std::string whole = div + "%s = reduce %f : op=add pop=2\n";
+  std::string rowsum = div + "%t = reduce %f : op=add pop=1\n%u = mul %t, %t\n%s = reduce %u : op=add pop=1\n";
+  for (const std::string *text : {&whole, &rowsum})
+    for (unsigned flags : {0u, UOPC_COMPILE_FAST_MATH}) {
+      uopc_plan *p = compile(*text, flags);
+      ASSERT_TRUE(p);
+      for (int zero_at : {0, -1, 1, -1, (int)(cols + 5), -1, (int)(rows * cols - 1), -1}) {  // a clean call after each failing one
+        std::vector<int32_t> I(rows * cols), J(rows * cols);
+        for (int k = 0; k < rows * cols; k++) I[k] = k % 23 - 11, J[k] = k % 5 + 1;
+        if (zero_at >= 0) J[zero_at] = 0;
+        int64_t shape[2] = {rows, cols};
+        uopc_tensor in[2] = {{I.data(), UOPC_DT_I32, 2, shape}, {J.data(), UOPC_DT_I32, 2, shape}};
+        float got = 0;
+        uopc_tensor out = {&got, UOPC_DT_F32, 0, nullptr};
+        uopc_status st = uopc_plan_call(p, in, 2, &out, &e);
+        std::string what = std::string(text == &whole ? "whole" : "row sums") + ", flags " + std::to_string(flags) +
+                           ", zero at " + std::to_string(zero_at);
+        if (zero_at >= 0) {
+          EXPECT_EQ(st, UOPC_ERR_EVAL) << what;
+          EXPECT_NE(std::string(e.msg).find("division by zero"), std::string::npos) << what << ": " << e.msg;
+          continue;
+        }
+        ASSERT_EQ(st, UOPC_OK) << what << ": " << e.msg;
+        double want = 0;  // small integers (below 2^24 throughout): every order of the adds gives these exact values
+        for (int r = 0; r < rows; r++) {
+          double t = 0;
+          for (int k = 0; k < cols; k++) {
+            int32_t a = I[r * cols + k], b = J[r * cols + k];
+            t += (double)(a / b - ((a % b != 0) && ((a < 0) != (b < 0))));
+          }
+          want += text == &whole ? t : t * t;
+        }
+        EXPECT_EQ(got, (float)want) << what;
+      }
+      uopc_plan_free(p);
+    }
+}
+
 }  // namespace

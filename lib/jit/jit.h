@@ -95,7 +95,9 @@ UOPI_FUNC int uopi_jit_module_fast(LLVMModuleRef m);
  * loop vectorizer on it at every tier (no SLP vectorizer either; codegen
  * stays the tier's).  The per-loop hint the emitter also sets
  * (llvm.loop.vectorize.enable false) was lost before the vectorizer in
- * default<O2> for a loop with a bounds guard (docs/decisions.md, stop 33). */
+ * default<O2> for a loop with a bounds guard: IPSCCP, seeing the latch's
+ * test always true once the guard has passed, replaced the latch branch by
+ * one without the loop's metadata (docs/decisions.md, stops 33 and 34). */
 UOPI_FUNC void uopi_jit_module_set_novec(LLVMModuleRef m);
 /* 1 when m carries the no-vectorize module flag, else 0. */
 UOPI_FUNC int uopi_jit_module_novec(LLVMModuleRef m);

@@ -103,11 +103,13 @@ uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
   const char *pipeline = uopi_jit_pipeline(t, uopi_jit_module_fast(m));
   if (uopi_jit_module_novec(m)) {
     /* neither vectorizer, at any tier (jit.h, "no vectorize"): TIER0's pipeline without
-       the loop vectorizer.  default<O2> with the pass builder's LoopVectorization and
-       SLPVectorization options off still vectorized such a loop (docs/decisions.md, stop 33) */
+       the loop vectorizer.  Not default<O2> with the pass builder's LoopVectorization and
+       SLPVectorization options off: parsing a pipeline alias sets both from its level
+       over the caller's options (LLVM's setupOptionsForPipelineAlias; docs/decisions.md,
+       stop 34) */
     pipeline = tier0_novec_pipeline;
   } else if (t == UOPI_JIT_TIER2) {
-    LLVMPassBuilderOptionsSetSLPVectorization(o, 1);
+    LLVMPassBuilderOptionsSetSLPVectorization(o, 1); /* what default<O2> sets anyway (above) */
   }
   LLVMErrorRef err = LLVMRunPasses(m, pipeline, tm, o);
   LLVMDisposePassBuilderOptions(o);

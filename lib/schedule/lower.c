@@ -979,6 +979,14 @@ static uopc_node *loop_nest(lctx *L, uopc_node *first, uopc_node *step, uopc_nod
   return uopc_sink(c, (uopc_node *[]){end_over(L, body, outer, no)}, 1);
 }
 
+/* The shortest fast-mode float sum that starts from -0.0 (kernel_graph):
+   a sum long enough to stream from memory, where the loads' alignment
+   counts.  attention512's 64-long dot products ran 10-15 % slower so
+   (fastest of 15 rounds, four alternations; why was not found), its
+   512-long sums 0-3 % slower, softmax4096's 4096-long ones no slower,
+   sum16M 1.3-2x faster (docs/loops.md, "Fast reductions"). */
+#define FROM_ZERO_MIN 1024
+
 /* The kernel's SINK for buffer b. */
 static uopc_node *kernel_graph(lctx *L, uint32_t b) {
   uopc_ctx *c = L->c;
@@ -998,15 +1006,26 @@ static uopc_node *kernel_graph(lctx *L, uint32_t b) {
     /* the reduced axes as one flat range in C order: the first element is
        peeled, the others are f = t + 1 for t < P - 1, unravelled over the
        reduced shape (simplify folds the unravel back into the flat index
-       wherever the body reads the axes contiguously) */
+       wherever the body reads the axes contiguously).  A float sum of at
+       least FROM_ZERO_MIN elements in fast mode starts from -0.0 instead
+       (-0.0 + x is x, bit for bit, for every x): f = t for t < P, so that
+       its vector loop reads from the first element, where an aligned
+       buffer's lines start (from the second, every 64-byte load of a 16M sum
+       straddled two lines: 1.6x slower on Zen 5; docs/loops.md, "Fast
+       reductions") */
     const int32_t *R = x->shape + nd;
     int64_t P = 1;
     for (uint32_t j = 0; j < K; j++) P *= R[j];
-    for (uint32_t j = 0; j < K; j++) e[nd + j] = I(L, 0);
-    if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
-    uopc_node *first = site(L, uopc_store(c, addr, r.v), r.pc, 0);
-    if (P == 1) return uopc_sink(c, (uopc_node *[]){end_over(L, first, o, nd)}, 1);
-    uopc_node *t = uopc_range(c, I(L, P - 1), next++), *f = uopc_add(c, t, I(L, 1));
+    const int from_zero = P >= FROM_ZERO_MIN && (L->s->flags & UOPC_COMPILE_FAST_MATH) &&
+                          m->arg.rop == UOPC_OP_ADD && uopc_dtype_is_float((uopc_dtype)m->dtype);
+    uopc_node *first = NULL;
+    if (!from_zero) {
+      for (uint32_t j = 0; j < K; j++) e[nd + j] = I(L, 0);
+      if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
+      first = site(L, uopc_store(c, addr, r.v), r.pc, 0);
+      if (P == 1) return uopc_sink(c, (uopc_node *[]){end_over(L, first, o, nd)}, 1);
+    }
+    uopc_node *t = uopc_range(c, I(L, from_zero ? P : P - 1), next++), *f = from_zero ? t : uopc_add(c, t, I(L, 1));
     for (uint32_t j = K; j-- > 0;) {
       if (R[j] == 1) {
         e[nd + j] = I(L, 0);
@@ -1021,6 +1040,11 @@ static uopc_node *kernel_graph(lctx *L, uint32_t b) {
     if (!lower(L, m->src[0], vec_intern(L, e, nd + K), &r)) return NULL;
     uopc_node *acc = uopc_alu2(c, (uopc_op)m->arg.rop, uopc_load(c, addr), r.v);
     uopc_node *step = site(L, uopc_store(c, addr, acc), r.pc, 1);
+    /* from -0.0: the first store's poison rank is 0 (as the plan's call
+       leaves a poison buffer: plan.c zeroes them); every element's own rank
+       is the step's */
+    if (from_zero && step)
+      first = site(L, uopc_store(c, addr, uopc_const_f(c, (uopc_dtype)m->dtype, -0.0)), r.pc ? I(L, 0) : NULL, 0);
     if (!first || !step) return NULL;
     /* a float reduction in strict mode is a latency-bound chain per element
        (no reassociation): the chains pass of loop_nest interleaves several */
