@@ -51,6 +51,11 @@ UOPI_FUNC void uopi_jit_tm_dispose_all(void);
 UOPI_FUNC uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e);
 /* uopi_jit_prepare without the verifier (for a module just verified). */
 UOPI_FUNC uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e);
+/* The uopc module flags (jit.h: "fast math", "no vectorize", "streaming
+   stores"): name set to i32 1 on m (once: setting it again does nothing),
+   and whether m carries it.  name is a string literal. */
+UOPI_FUNC void uopi_jit_flag_set(LLVMModuleRef m, const char *name);
+UOPI_FUNC int uopi_jit_flag_has(LLVMModuleRef m, const char *name);
 
 /* ---- blocks.c ------------------------------------------------------------ */
 /* The longest basic block handed to code generation (see blocks.c). */

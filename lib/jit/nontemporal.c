@@ -35,13 +35,8 @@ static const char stream_flag[] = "uopc.stream";
    branch in its loop) ran 1.8x slower with its ymm stores streamed. */
 #define LINE 64
 
-void uopi_jit_module_set_stream(LLVMModuleRef m) {
-  LLVMContextRef c = LLVMGetModuleContext(m);
-  LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorError, stream_flag, sizeof stream_flag - 1,
-                    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 1, 0)));
-}
-
-int uopi_jit_module_stream(LLVMModuleRef m) { return LLVMGetModuleFlag(m, stream_flag, sizeof stream_flag - 1) != NULL; }
+void uopi_jit_module_set_stream(LLVMModuleRef m) { uopi_jit_flag_set(m, stream_flag); }
+int uopi_jit_module_stream(LLVMModuleRef m) { return uopi_jit_flag_has(m, stream_flag); }
 
 /* The bytes a store of a value of type t writes, for a vector of scalars
    (0 for anything else). */

@@ -27,6 +27,7 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <string.h>
 
 #include "jit/jit_impl.h"
 
@@ -60,22 +61,19 @@ const char *uopi_jit_pipeline(uopi_jit_tier t, int fast) {
   return fast && t != UOPI_JIT_TIER2 && uopi_jit_tier_pipeline(t) ? tier0_fast_pipeline : uopi_jit_tier_pipeline(t);
 }
 
-void uopi_jit_module_set_fast(LLVMModuleRef m) {
+int uopi_jit_flag_has(LLVMModuleRef m, const char *name) { return LLVMGetModuleFlag(m, name, strlen(name)) != NULL; }
+
+void uopi_jit_flag_set(LLVMModuleRef m, const char *name) {
+  if (uopi_jit_flag_has(m, name)) return;
   LLVMContextRef c = LLVMGetModuleContext(m);
-  LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorError, fast_flag, sizeof fast_flag - 1,
+  LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorError, name, strlen(name),
                     LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 1, 0)));
 }
 
-int uopi_jit_module_fast(LLVMModuleRef m) { return LLVMGetModuleFlag(m, fast_flag, sizeof fast_flag - 1) != NULL; }
-
-void uopi_jit_module_set_novec(LLVMModuleRef m) {
-  if (uopi_jit_module_novec(m)) return;
-  LLVMContextRef c = LLVMGetModuleContext(m);
-  LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorError, novec_flag, sizeof novec_flag - 1,
-                    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(c), 1, 0)));
-}
-
-int uopi_jit_module_novec(LLVMModuleRef m) { return LLVMGetModuleFlag(m, novec_flag, sizeof novec_flag - 1) != NULL; }
+void uopi_jit_module_set_fast(LLVMModuleRef m) { uopi_jit_flag_set(m, fast_flag); }
+int uopi_jit_module_fast(LLVMModuleRef m) { return uopi_jit_flag_has(m, fast_flag); }
+void uopi_jit_module_set_novec(LLVMModuleRef m) { uopi_jit_flag_set(m, novec_flag); }
+int uopi_jit_module_novec(LLVMModuleRef m) { return uopi_jit_flag_has(m, novec_flag); }
 
 uopc_status uopi_jit_verify(LLVMModuleRef m, uopc_error *e) {
   char *msg = NULL;
