@@ -420,6 +420,7 @@ struct Variant {
   const char *name;
   unsigned flags;
   uint32_t threads;
+  size_t offset = 0;  // 0, or 16: every array (arguments, result, the references' too) 16 bytes past a 64-byte boundary
 };
 const Variant kVariants[] = {
     {"strict 1T", 0, 1}, {"fast 1T", UOPC_COMPILE_FAST_MATH, 1}, {"strict 2T", 0, 2}, {"fast 2T", UOPC_COMPILE_FAST_MATH, 2},
@@ -427,7 +428,10 @@ const Variant kVariants[] = {
     {"strict hot 1T", UOPC_COMPILE_HOT, 1}, {"fast hot 1T", UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_HOT, 1},
     // without streaming stores (docs/loops.md), beside the default: only where PlanWork.stream
     {"strict nostream 1T", UOPC_COMPILE_NO_STREAM, 1}, {"strict nostream 2T", UOPC_COMPILE_NO_STREAM, 2},
-    {"fast nostream 1T", UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_NO_STREAM, 1}};
+    {"fast nostream 1T", UOPC_COMPILE_FAST_MATH | UOPC_COMPILE_NO_STREAM, 1},
+    // every array where glibc's malloc puts a large block, 16 bytes past a page (docs/loops.md, "Streaming
+    // stores"): only where PlanWork.stream
+    {"strict malloc 1T", 0, 1, 16}, {"strict malloc 2T", 0, 2, 16}};
 
 // The max over elements of |fast - strict| / |strict| (|strict| below FLT_MIN
 // counts as FLT_MIN); a NaN on one side only is infinite.
@@ -456,7 +460,7 @@ struct PlanWork {
   std::function<std::vector<Ref>(int v, float *const *in, float *scratch)> refs;
   std::vector<std::pair<std::string, std::string>> resize;  // smoke: size tokens
   bool hot = false;     // also the UOPC_COMPILE_HOT variants (4, 5)
-  bool stream = false;  // also the UOPC_COMPILE_NO_STREAM variants (6, 7, 8)
+  bool stream = false;  // also the UOPC_COMPILE_NO_STREAM variants (6, 7, 8) and the +16B ones (9, 10)
 };
 
 int64_t Numel(const std::vector<int64_t> &s) {
@@ -493,16 +497,29 @@ bool RunPlanWork(const PlanWork &w, const Options &o, std::vector<Row> &rows) {
     in.push_back(Alloc((size_t)Numel(w.in[k])));
     Fill(in.back(), (size_t)Numel(w.in[k]), 17 + (uint32_t)k, 4.0f);
   }
+  std::vector<float *> inoff;  // the same inputs at +16 bytes, made when a variant asks
   for (size_t k = 0; k < w.in.size(); k++)
     args.push_back({in[k], UOPC_DT_F32, (uint32_t)w.in[k].size(), w.in[k].data()});
   size_t nout = (size_t)Numel(w.out);
-  float *out = Alloc(nout), *want = Alloc(nout), *strict = Alloc(nout), *scratch = Alloc(nout);
-  uopc_tensor ot = {out, UOPC_DT_F32, (uint32_t)w.out.size(), w.out.empty() ? nullptr : w.out.data()};
+  float *outmem = Alloc(nout + 16), *want = Alloc(nout), *strict = Alloc(nout), *scratchmem = Alloc(nout + 16);
   w.check(in.data(), want);
   bool ok = true, have_strict = false;
   for (int v = 0; v < (int)(sizeof kVariants / sizeof kVariants[0]); v++) {
     if ((v >= 4 && v < 6 && !w.hot) || (v >= 6 && !w.stream)) continue;
     const Variant &var = kVariants[v];
+    float *out = outmem + var.offset / sizeof(float), *scratch = scratchmem + var.offset / sizeof(float);
+    if (var.offset && inoff.empty())
+      for (size_t k = 0; k < w.in.size(); k++) {
+        size_t n = (size_t)Numel(w.in[k]);
+        inoff.push_back(Alloc(n + 16));
+        memcpy(inoff.back() + 16 / sizeof(float), in[k], n * sizeof(float));
+      }
+    std::vector<float *> vin = in;  // this variant's inputs
+    for (size_t k = 0; k < w.in.size(); k++) {
+      if (var.offset) vin[k] = inoff[k] + 16 / sizeof(float);
+      args[k].data = vin[k];
+    }
+    uopc_tensor ot = {out, UOPC_DT_F32, (uint32_t)w.out.size(), w.out.empty() ? nullptr : w.out.data()};
     const bool exact = !(var.flags & UOPC_COMPILE_FAST_MATH);  // strict mode: bit-identical
     uopc_ctx *c = uopc_ctx_new(nullptr);
     uopc_error e;
@@ -525,7 +542,7 @@ bool RunPlanWork(const PlanWork &w, const Options &o, std::vector<Row> &rows) {
       fprintf(stderr, "%s %s: %s\n", w.name.c_str(), var.name, e.msg);
       return false;
     };
-    g.refs = w.refs(v, in.data(), scratch);
+    g.refs = w.refs(v, vin.data(), scratch);
     std::vector<Row> got = RunGroup(g);
     std::string check;
     if (exact) {
@@ -553,7 +570,8 @@ bool RunPlanWork(const PlanWork &w, const Options &o, std::vector<Row> &rows) {
     uopc_cache_clear_memory();  // the next variant compiles its kernels again
   }
   for (float *x : in) free(x);
-  free(out), free(want), free(strict), free(scratch);
+  for (float *x : inoff) free(x);
+  free(outmem), free(want), free(strict), free(scratchmem);
   return ok;
 }
 

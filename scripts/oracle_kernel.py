@@ -12,7 +12,8 @@ iteration complete before the next), with oracle.py's arithmetic, and checks
 `uopc exec` at both tiers (with `--guard-pages`: each buffer ends where a
 PROT_NONE page begins, so that a read past it is a crash even where its
 value goes unused), and with streaming stores at any size and every loop
-pass (`--stream --hot`, UOPC_STREAM_MIN_BYTES=1), against it:
+pass (`--stream --hot --guard-pages`, UOPC_STREAM_MIN_BYTES=1: the buffers
+at whatever offset from a 64-byte boundary their sizes give), against it:
 
   * every address in range: the output files hold exactly the values
     computed here (floats compared at their dtype's bits, every NaN alike);
@@ -196,6 +197,10 @@ class KGen:
                     ends.append(g.randint(1, 5))
                 ranges.append(nr)
                 nr += 1
+            if stream and ends and g.random() < 0.5:
+                # a long innermost row (at least PEEL_MIN_BYTES = 2048 bytes of any dtype): the
+                # streaming copy splits it where its stores reach a 64-byte boundary (emit.c)
+                ends = [min(e, 3) for e in ends[:-1]] + [g.randint(2048, 2600)]
             plain = stream or (big and ranges and all(isinstance(e, int) for e in ends) and g.random() < 0.5)
             self.plain = plain
             val = self.expr(odt, ranges, 0)
@@ -346,7 +351,7 @@ def kernel_text(nests, bufs):
 def main():
     a = arg_parser(__doc__, 100).parse_args()
     rng = random.Random(a.seed)
-    stats = {"values": 0, "out of bounds": 0, "undefined": 0, "stream": 0}
+    stats = {"values": 0, "out of bounds": 0, "undefined": 0, "stream": 0, "peel": 0}
     bad = 0
     with work_dir("uopc_oracle_k_") as tmp:
         k = 0
@@ -370,7 +375,9 @@ def main():
                 save_npy(p, dt, vals)
             # the fast and strong runs with every buffer between PROT_NONE pages: a read or write past
             # a buffer's end is a SIGSEGV there, even where its value would go unused
-            for tier in ("fast --guard-pages", "strong --guard-pages", "fast --stream --hot"):
+            # (the streaming run too: a buffer then starts where its size puts it, at any offset from a
+            # 64-byte boundary, which is what the streaming copy's peel aligns, lib/codegen/emit.c)
+            for tier in ("fast --guard-pages", "strong --guard-pages", "fast --stream --hot --guard-pages"):
                 args = [a.uopc, "exec", path] + ("--tier=" + tier).split() + ["--out", "0=" + files[0]]
                 args += [x for s, p in enumerate(files) for x in ("--arg", "%d=%s" % (s, p))]
                 env = dict(os.environ, UOPC_STREAM_MIN_BYTES="1") if "--stream" in tier else None
@@ -407,12 +414,18 @@ def main():
                                          capture_output=True, text=True, timeout=120,
                                          env=dict(os.environ, UOPC_STREAM_MIN_BYTES="1"))
                     stats["stream"] += "vmovnt" in asm.stdout
+                    if "vmovnt" in asm.stdout:  # through the peel? (its loop in the IR)
+                        ir = subprocess.run([a.uopc, "compile", "--emit=llvm", "--tier=fast", "--stream", "--hot", path],
+                                            capture_output=True, text=True, timeout=120,
+                                            env=dict(os.environ, UOPC_STREAM_MIN_BYTES="1"))
+                        stats["peel"] += "peel.loop" in ir.stdout
                 if a.v:
                     print("kernel %d: %s" % (k, kind))
             k += kind != "undefined"  # those come on top of the count
-    print("%d kernels (seed %d): %d with every value the oracle's (%d of them with streaming stores), "
+    print("%d kernels (seed %d): %d with every value the oracle's (%d of them with streaming stores, %d through "
+          "the peel), "
           "%d refused out of bounds as expected, %d disagree; and %d with an undefined operation ran "
-          "without a crash" % (a.count, a.seed, stats["values"], stats["stream"], stats["out of bounds"], bad,
+          "without a crash" % (a.count, a.seed, stats["values"], stats["stream"], stats["peel"], stats["out of bounds"], bad,
                                stats["undefined"]))
     return 1 if bad else 0
 

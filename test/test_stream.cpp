@@ -112,9 +112,11 @@ TEST(Stream, CliOptions) {
   EXPECT_EQ(r.out, "[11, 42, 93]\n");
 }
 
-// The same bits as plain C, with the output aligned to 64 bytes (the
-// streaming copy) and one float off (the other copy), at both tiers, for
-// sizes with and without a remainder after the vector loop.
+// The same bits as plain C, with the output aligned to 64 bytes, whole
+// floats off (the peel's split, at 1024 and 1031 elements; at 5 the aligned
+// copy or the ordinary one) and bytes off that no peel aligns, at both
+// tiers, for sizes with and without a remainder after the vector loop;
+// nothing written before or after the output.
 TEST(Stream, AlignedAndUnalignedOutputsMatchPlainC) {
   EnvScope force("UOPC_STREAM_MIN_BYTES", "1");
   for (int n : {1024, 1031, 5}) {
@@ -136,15 +138,19 @@ TEST(Stream, AlignedAndUnalignedOutputsMatchPlainC) {
         volatile float m = a[i] * b[i];  // no contraction into an FMA
         want[i] = m + a[i];
       }
-      size_t bytes = ((size_t)n * 4 + 4 + 63) / 64 * 64;
-      float *mem = (float *)aligned_alloc(64, bytes);
+      size_t bytes = ((size_t)n * 4 + 64 + 63) / 64 * 64;
+      char *mem = (char *)aligned_alloc(64, bytes);
       ASSERT_NE(mem, nullptr);
-      for (int off : {0, 1}) {
-        float *out = mem + off;
+      // byte offsets: aligned, whole floats off (the peel, at n >= 512), and not a multiple of 4 (x86 allows it;
+      // the peel cannot align it: every iteration runs in the peel's scalar loop)
+      for (int off : {0, 4, 16, 60, 1, 2, 3, 61}) {
+        char *out = mem + off;
         memset(mem, 0xff, bytes);
         void *bufs[3] = {a.data(), b.data(), out};
         ASSERT_EQ(uopc_kernel_call(k, bufs, 3, &e), UOPC_OK) << e.msg;
-        EXPECT_EQ(memcmp(out, want.data(), (size_t)n * 4), 0) << "n " << n << " tier " << t << " offset " << off;
+        EXPECT_EQ(memcmp(out, want.data(), (size_t)n * 4), 0) << "n " << n << " tier " << t << " byte offset " << off;
+        EXPECT_EQ((unsigned char)out[(size_t)n * 4], 0xff) << "n " << n << " byte offset " << off;
+        if (off) EXPECT_EQ((unsigned char)out[-1], 0xff) << "n " << n << " byte offset " << off;
       }
       free(mem);
       uopc_kernel_free(k);
@@ -190,6 +196,129 @@ TEST(Stream, PlansGiveTheBitsOfPlansWithout) {
     }
   }
   uopc_cache_clear_memory();
+}
+
+// Streaming whatever the result's alignment (lib/codegen/emit.c, find_peel
+// and emit_peeled): a kernel whose stores share one index in one innermost
+// loop splits each run of that loop where its stores reach a 64-byte
+// boundary.  The result at every offset from a 64-byte boundary that is a
+// multiple of its element size: 1-D, rows that are not a multiple of the
+// vector (1000), rows too short to be worth a peel (10), f32, f16 and bool
+// (one byte: every offset) results, at 1 and 2 threads (split kernels,
+// whose index is the counter plus the chunk's start), strict and fast: the
+// bits of the plan without streaming stores.  The streaming kernels have the
+// peel (its loop in the IR) and non-temporal stores.
+TEST(Stream, ResultsAtAnyOffsetGiveTheBitsOfPlansWithout) {
+  EnvScope force("UOPC_STREAM_MIN_BYTES", "1"), split("UOPC_SPLIT_MIN_WORK", "1");
+  struct Prog {
+    const char *text;
+    size_t elem;
+    bool peeled;   // rows of at least PEEL_MIN_BYTES (emit.c): the peel expected
+    bool vectors;  // and non-temporal stores (f16 and bool results are stored as 32-byte vectors: not)
+  };
+  const Prog progs[] = {
+      {"%A = param : slot=0 dtype=f32 shape=(4099,)\n%B = param : slot=1 dtype=f32 shape=(4099,)\n"
+       "%m = mul %A, %B\n%o = add %m, %A\n", 4, true, true},
+      {"%A = param : slot=0 dtype=f32 shape=(37, 1000)\n%B = param : slot=1 dtype=f32 shape=(37, 1000)\n"
+       "%m = mul %A, %B\n%o = add %m, %A\n", 4, true, true},
+      {"%A = param : slot=0 dtype=f32 shape=(300, 10)\n%B = param : slot=1 dtype=f32 shape=(300, 10)\n"
+       "%m = mul %A, %B\n%o = add %m, %A\n", 4, false, false},
+      {"%A = param : slot=0 dtype=f32 shape=(3001,)\n%B = param : slot=1 dtype=f32 shape=(3001,)\n"
+       "%m = mul %A, %B\n%h = cast %m : dtype=f16\n", 2, true, false},
+      {"%A = param : slot=0 dtype=f32 shape=(5003,)\n%B = param : slot=1 dtype=f32 shape=(5003,)\n"
+       "%c = cmplt %A, %B\n", 1, true, false}};
+  const bool wide = uopi_jit_vector_bits() >= 512;
+  for (const Prog &g : progs) {
+    for (uint32_t threads : {1u, 2u}) {
+      for (unsigned fast : {0u, (unsigned)UOPC_COMPILE_FAST_MATH}) {
+        std::string want;
+        for (unsigned nostream : {(unsigned)UOPC_COMPILE_NO_STREAM, 0u}) {
+          uopc_cache_clear_memory();
+          Ctx x;
+          uopc_error e{};
+          uopc_node *root = uopc_uir_parse(x.c, g.text, strlen(g.text), "t.uir", &e);
+          ASSERT_NE(root, nullptr) << e.msg;
+          uopc_compile_opts o{UOPC_TIER_FAST, fast | nostream, threads};
+          uopc_plan *p = uopc_plan_compile(x.c, root, &o, &e);
+          ASSERT_NE(p, nullptr) << e.msg;
+          Inputs in;
+          MakeInputs(p, 11, &in);
+          if (nostream) {
+            want = CallAt(p, &in, 0);
+            ASSERT_NE(want.rfind("error:", 0), 0u) << want;
+          } else {
+            for (size_t off = 0; off < 64; off += g.elem)
+              ASSERT_EQ(CallAt(p, &in, off), want) << g.text << "threads " << threads << " fast " << fast
+                                                   << " result at 64k + " << off;
+            if (wide) {
+              char *ir = uopc_plan_emit(x.c, root, &o, 0, &e), *as = uopc_plan_emit(x.c, root, &o, 1, &e);
+              ASSERT_TRUE(ir && as) << e.msg;
+              EXPECT_EQ(strstr(ir, "peel.loop") != nullptr, g.peeled) << g.text << "threads " << threads;
+              if (g.vectors) EXPECT_TRUE(Streams(as)) << g.text << "threads " << threads;
+              free(ir), free(as);
+            }
+          }
+          uopc_plan_free(p);
+        }
+      }
+    }
+  }
+  uopc_cache_clear_memory();
+}
+
+// Two results, each written in a loop of its own (two ENDs): the stores are
+// not all in one loop, so the kernel keeps the aligned-only streaming copy
+// (no peel); the values are right with the results at equal and unequal
+// offsets, and nothing is written before or past either.
+TEST(Stream, TwoResultsInTwoLoopsAtEqualAndUnequalOffsets) {
+  EnvScope force("UOPC_STREAM_MIN_BYTES", "1");
+  const int n = 3000;
+  {
+    Ctx x;
+    uopc_node *A = uopc_buffer(x.c, 0, UOPC_DT_F32, n), *B = uopc_buffer(x.c, 1, UOPC_DT_F32, n);
+    uopc_node *O1 = uopc_buffer(x.c, 2, UOPC_DT_F32, n), *O2 = uopc_buffer(x.c, 3, UOPC_DT_F32, n);
+    uopc_node *i = uopc_range_k(x.c, n, 0), *j = uopc_range_k(x.c, n, 1);
+    uopc_node *ai = uopc_load1(x.c, A, i), *bi = uopc_load1(x.c, B, i);
+    uopc_node *aj = uopc_load1(x.c, A, j), *bj = uopc_load1(x.c, B, j);
+    uopc_node *ends[2] = {uopc_end1(x.c, uopc_store1(x.c, O1, i, uopc_mul(x.c, ai, bi)), i),
+                          uopc_end1(x.c, uopc_store1(x.c, O2, j, uopc_add(x.c, aj, bj)), j)};
+    uopc_node *root = uopc_sink(x.c, ends, 2);
+    ASSERT_NE(root, nullptr) << x.err();
+    uopc_compile_opts o{UOPC_TIER_FAST, UOPC_COMPILE_STREAM, 0};
+    uopc_error e{};
+    if (uopi_jit_vector_bits() >= 512) {
+      char *ir = uopc_emit_llvm(x.c, root, &o, &e);
+      ASSERT_NE(ir, nullptr) << e.msg;
+      EXPECT_EQ(strstr(ir, "peel.loop"), nullptr);
+      EXPECT_NE(strstr(ir, "streaming"), nullptr);
+      free(ir);
+    }
+    uopc_kernel *k = uopc_compile(x.c, root, &o, &e);
+    ASSERT_NE(k, nullptr) << e.msg;
+    std::vector<float> a(n), b(n), w1(n), w2(n);
+    for (int q = 0; q < n; q++) {
+      a[q] = (float)(q % 97) * 0.37f - 11.0f, b[q] = (float)(q % 89) * -0.53f + 7.0f;
+      volatile float m = a[q] * b[q], s = a[q] + b[q];
+      w1[q] = m, w2[q] = s;
+    }
+    size_t bytes = (size_t)n * 4 + 128;
+    char *m1 = (char *)aligned_alloc(64, bytes), *m2 = (char *)aligned_alloc(64, bytes);
+    ASSERT_TRUE(m1 && m2);
+    for (size_t o1 : {0, 4, 16, 60})
+      for (size_t o2 : {0, 4, 16, 60}) {
+        memset(m1, 0xff, bytes), memset(m2, 0xff, bytes);
+        void *bufs[4] = {a.data(), b.data(), m1 + o1, m2 + o2};
+        ASSERT_EQ(uopc_kernel_call(k, bufs, 4, &e), UOPC_OK) << e.msg;
+        EXPECT_EQ(memcmp(m1 + o1, w1.data(), (size_t)n * 4), 0) << "at " << o1 << ", " << o2;
+        EXPECT_EQ(memcmp(m2 + o2, w2.data(), (size_t)n * 4), 0) << "at " << o1 << ", " << o2;
+        EXPECT_EQ((unsigned char)m1[o1 + (size_t)n * 4], 0xff);  // nothing past the end
+        EXPECT_EQ((unsigned char)m2[o2 + (size_t)n * 4], 0xff);
+        if (o1) EXPECT_EQ((unsigned char)m1[o1 - 1], 0xff);       // nor before the start
+        if (o2) EXPECT_EQ((unsigned char)m2[o2 - 1], 0xff);
+      }
+    free(m1), free(m2);
+    uopc_kernel_free(k);
+  }
 }
 
 }  // namespace

@@ -87,7 +87,9 @@ typedef enum uopc_tier {
                                       writes whole cache lines with
                                       non-temporal stores whenever its
                                       output buffers are 64-byte aligned
-                                      (aligned_alloc(64, ...)); results
+                                      (aligned_alloc(64, ...)), and at any
+                                      alignment when its stores are one
+                                      loop's, at one index; results
                                       unchanged (docs/loops.md).  Plans ask
                                       for it themselves on the kernel that
                                       writes their result, and on no other */
@@ -102,7 +104,8 @@ typedef enum uopc_tier {
                                       unseen; each call maps and unmaps
                                       its temporaries (slower calls), and
                                       their start is aligned only as their
-                                      size allows (no streaming copy).  The
+                                      size allows (only the peel streams:
+                                      docs/loops.md).  The
                                       kernels and results are unchanged;
                                       the caller's arguments and result
                                       stay where the caller put them (the

@@ -57,12 +57,14 @@ UOPC_API uopc_plan *uopc_plan_compile(uopc_ctx *c, uopc_node *root, const uopc_c
    array of the result.  Each must have exactly the dtype and shape of its
    PARAM / of the root (a scalar: ndim 0), checked before anything runs
    (UOPC_ERR_ARG naming the slot).  out must not overlap any argument.
-   Arrays need only their dtype's alignment; an out 64-byte aligned
-   (aligned_alloc(64, ...), not glibc's malloc of a large block, which
-   returns an address 16 bytes past a page) lets a result of at least half
-   the last level cache be written with streaming stores: a*b+a over 16M
-   f32 ran 1.5x faster a call than into the same buffer 16 bytes off (same
-   bits either way; docs/loops.md, "Streaming stores").
+   Arrays need only their dtype's alignment.  A result of at least half
+   the last level cache is written with streaming stores, at any alignment
+   when its kernel is a plain loop over the result (elementwise: the loop
+   is split where the stores reach a 64-byte boundary), else when out is
+   64-byte aligned (aligned_alloc(64, ...)); the same bits either way
+   (docs/loops.md, "Streaming stores").  Arrays at one offset from a 64-byte
+   boundary (glibc's malloc of a large block: 16 bytes past a page) are as
+   fast as aligned ones.
    Returns UOPC_OK, or an error in *e (e may be NULL).  NULL plan: UOPC_ERR_ARG. */
 UOPC_API uopc_status uopc_plan_call(const uopc_plan *p, const uopc_tensor *args, uint32_t nargs,
                                     const uopc_tensor *out, uopc_error *e);

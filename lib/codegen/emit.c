@@ -57,10 +57,29 @@ typedef struct em {
   const uopi_prog *p;
   LLVMValueRef *val; /* per instruction: its value (VALUE, LOOP) */
   uint64_t *dep;     /* per instruction: bit d set when it depends on the loop at depth d (min(d, 63)) */
-  uint8_t *addr;     /* per instruction: 1 when its value flows into an address (an INDEX's index) */
+  uint8_t *addr;     /* per instruction: ADDR_* bits */
   loop *loops;       /* open loops, innermost last */
   uint32_t nloops;
+  /* the streaming copy of a peeled kernel (emit_peeled): */
+  const struct peel *pl; /* the loop to split, or NULL */
+  LLVMValueRef *q;       /* per slot: the stored buffer's aligned base in the main loop */
+  LLVMValueRef j;        /* in the main loop: its counter (store addresses are q[slot] + j) */
+  LLVMValueRef pok;      /* i1: the stored buffers can be aligned by a peel */
 } em;
+
+/* A loop the streaming copy splits (find_peel, emit_peeled). */
+#define PEEL_MIN_BYTES 2048 /* a shorter run: the peel (up to 15 scalar iterations for f32) would cost
+                              more than streaming its few lines gains */
+typedef struct peel {
+  uint32_t loop;  /* the LOOP instruction */
+  uint32_t end;   /* its ENDLOOP */
+  uint32_t idx;   /* the index of every store */
+  uint32_t x;     /* idx = counter + instruction x, or UINT32_MAX: idx is the counter */
+  unsigned size;  /* bytes of a stored element */
+} peel;
+
+#define ADDR_INDEX 1u /* the value flows into an address (an INDEX's index) */
+#define ADDR_STORE 2u /* an INDEX a STORE writes through */
 
 int uopi_cg_fail(uopi_cg *E, const char *fmt, ...) {
   if (!E->failed) {
@@ -273,6 +292,7 @@ static void loop_hint(uopi_cg *g, LLVMValueRef br, const char *const *hint, cons
 }
 
 static void emit_inst(em *E, uint32_t i);
+static LLVMValueRef rebased(em *E, const uopi_pinst *x);
 
 /* The latch of loop l: next = iv + 1, back to the body while next < end,
    else to exit; the branch. */
@@ -343,7 +363,7 @@ static int unsafe_address(const em *E, const loop *l, uint32_t at) {
   for (uint32_t i = l->at + 1; i < at; i++) {
     const uopi_pinst *x = &E->p->ins[i];
     if (x->kind != UOPI_P_VALUE || !(E->dep[i] & moved)) continue;
-    if (x->op == UOPC_OP_FLOORMOD && E->addr[i]) return 1;
+    if (x->op == UOPC_OP_FLOORMOD && (E->addr[i] & ADDR_INDEX)) return 1;
     if (x->op == UOPC_OP_INDEX && (x->flags & UOPI_PF_GUARD)) return 1;
   }
   return 0;
@@ -392,7 +412,7 @@ static void emit_inst(em *E, uint32_t i) {
   case UOPI_P_VALUE:
     switch (x->op) {
     case UOPC_OP_CONST: v = uopi_cg_const(g, x->node); break;
-    case UOPC_OP_INDEX: v = address(g, x, s[0]); break;
+    case UOPC_OP_INDEX: v = E->j && (E->addr[i] & ADDR_STORE) ? rebased(E, x) : address(g, x, s[0]); break;
     case UOPC_OP_LOAD: v = load(g, x, s[0]); break;
     default: v = uopi_cg_alu(g, x->node, s); break;
     }
@@ -416,16 +436,215 @@ static void deps(em *E) {
   }
   for (uint32_t i = p->n; i-- > 0;) { /* users come after their sources */
     const uopi_pinst *x = &p->ins[i];
-    int into = x->kind == UOPI_P_VALUE && (E->addr[i] || x->op == UOPC_OP_INDEX);
-    for (uint32_t j = 0; into && j < x->nsrc; j++) E->addr[x->src[j]] = 1;
+    int into = x->kind == UOPI_P_VALUE && ((E->addr[i] & ADDR_INDEX) || x->op == UOPC_OP_INDEX);
+    for (uint32_t j = 0; into && j < x->nsrc; j++) E->addr[x->src[j]] |= ADDR_INDEX;
+    if (x->kind == UOPI_P_STORE) E->addr[x->src[0]] |= ADDR_STORE;
   }
 }
 
+static void emit_peeled(em *E);
+
+/* The program; in a peeled streaming copy, its peeled loop split in two. */
 static void emit_all(em *E) {
-  for (uint32_t i = 0; i < E->p->n && !E->g.failed; i++) emit_inst(E, i);
+  for (uint32_t i = 0; i < E->p->n && !E->g.failed; i++) {
+    if (E->pl && i == E->pl->loop) {
+      emit_peeled(E);
+      i = E->pl->end;
+      continue;
+    }
+    emit_inst(E, i);
+  }
 }
 
 /* ---- streaming stores (UOPI_EMIT_STREAM; lib/jit/nontemporal.c) ------------------------- */
+
+/* llvm.assume(true) ["align"(ptr, 64)]: LLVM may take ptr as 64-byte aligned. */
+static void assume_aligned(uopi_cg *g, LLVMValueRef ptr) {
+  LLVMValueRef args[2] = {ptr, LLVMConstInt(g->i64, 64, 0)};
+  LLVMOperandBundleRef align = LLVMCreateOperandBundle("align", 5, args, 2);
+  LLVMValueRef yes = LLVMConstInt(g->i1, 1, 0);
+  call_intrinsic(g, "llvm.assume", &yes, 1, align);
+  LLVMDisposeOperandBundle(align);
+}
+
+/* A kernel whose stores are all in one innermost loop L, all through the
+   same index, L's counter or counter + X with X fixed in L (a row start),
+   into buffers of one element size: each run of L can be split where its
+   stores reach a 64-byte boundary, so that it streams whatever the
+   alignment of its outputs (glibc's malloc of a large block returns an
+   address 16 bytes past a page).  Needs every stored buffer at the same
+   address mod 64, a multiple of the element size (checked on entry).
+   Loops that must not be vectorized (unsafe_address, VECTORIZE_MAX) or
+   that get another hint (a short row) are not split.  (struct peel: above,
+   beside em.) */
+
+static int find_peel(const em *E, peel *pl) {
+  const uopi_prog *p = E->p;
+  uint32_t L = UINT32_MAX, idx = UINT32_MAX, open = UINT32_MAX;
+  unsigned size = 0;
+  uint64_t stored = 0;
+  for (uint32_t i = 0; i < p->n; i++) {
+    const uopi_pinst *x = &p->ins[i];
+    if (x->kind == UOPI_P_LOOP) open = i;
+    if (x->kind == UOPI_P_ENDLOOP) open = UINT32_MAX; /* a store after an inner loop closed: rejected below */
+    if (x->kind != UOPI_P_STORE) continue;
+    const uopi_pinst *a = &p->ins[x->src[0]];
+    if (open == UINT32_MAX || (L != UINT32_MAX && open != L) || a->kind != UOPI_P_VALUE || a->op != UOPC_OP_INDEX ||
+        (a->flags & UOPI_PF_GUARD) || a->slot < 0 || a->slot >= 64)
+      return 0;
+    unsigned s = align_of((uopc_dtype)a->node->src[0]->dtype);
+    if (L != UINT32_MAX && (a->src[0] != idx || s != size)) return 0;
+    L = open, idx = a->src[0], size = s;
+    stored |= 1ull << a->slot;
+  }
+  if (L == UINT32_MAX) return 0;
+  const uopi_pinst *l = &p->ins[L];
+  const uopi_pinst *n = &p->ins[l->src[0]];
+  if (l->depth >= 62 || n->kind != UOPI_P_VALUE || n->op != UOPC_OP_CONST || n->node->arg.i * size < PEEL_MIN_BYTES)
+    return 0;
+  uint32_t end = L + 1;
+  for (; end < p->n && p->ins[end].kind != UOPI_P_ENDLOOP; end++)
+    if (p->ins[end].kind == UOPI_P_LOOP) return 0; /* not innermost */
+    else if (p->ins[end].kind == UOPI_P_VALUE && p->ins[end].op == UOPC_OP_LOAD && ((stored >> p->ins[end].slot) & 1))
+      return 0; /* reads what it writes (streaming never asks for that; checked anyway) */
+  if (end == p->n || p->ins[end].src[0] != L || end - L > VECTORIZE_MAX) return 0;
+  loop lp = {.at = L};
+  if (unsafe_address(E, &lp, end)) return 0;
+  uint32_t x = UINT32_MAX;
+  if (idx != L) {
+    const uopi_pinst *ad = &p->ins[idx];
+    if (ad->kind != UOPI_P_VALUE || ad->op != UOPC_OP_ADD || ad->nsrc != 2 || (ad->src[0] != L && ad->src[1] != L))
+      return 0;
+    x = ad->src[0] == L ? ad->src[1] : ad->src[0];
+    if (x == L || (E->dep[x] & depth_bit(l->depth))) return 0;
+  }
+  /* a short row (its stores fixed across the loop around it) keeps its hint */
+  if (l->depth > 0 && (x == UINT32_MAX || !(E->dep[x] & depth_bit(l->depth - 1)))) return 0;
+  *pl = (peel){L, end, idx, x, size};
+  return 1;
+}
+
+/* In the main loop of a peeled run: a store's address, its buffer's aligned
+   base plus the main loop's counter (the same address as idx's). */
+static LLVMValueRef rebased(em *E, const uopi_pinst *x) {
+  uopi_cg *g = &E->g;
+  LLVMValueRef j = LLVMBuildZExt(g->b, E->j, g->i64, "j");
+  LLVMSetNNeg(j, 1);
+  return LLVMBuildInBoundsGEP2(g->b, uopi_cg_mtype(g, (uopc_dtype)x->node->src[0]->dtype), E->q[x->slot], &j, 1, "p");
+}
+
+/* Iterations start .. start + count - 1 of the peeled loop, one at a time
+   (a loop not vectorized: at most a line's worth, or what is left after
+   the whole lines). */
+static void scalar_run(em *E, LLVMValueRef start, LLVMValueRef count, const char *name) {
+  uopi_cg *g = &E->g;
+  const peel *pl = E->pl;
+  loop a = {.at = pl->loop};
+  enter_loop(g, &a, name, LLVMBuildICmp(g->b, LLVMIntSGT, count, i32c(g, 0), "any"), 0);
+  LLVMValueRef r = a.iv;
+  if (!LLVMIsAConstantInt(start) || LLVMConstIntGetSExtValue(start)) {
+    r = LLVMBuildAdd(g->b, a.iv, start, "r");
+    LLVMSetNSW(r, 1);
+    LLVMSetNUW(r, 1);
+  }
+  E->val[pl->loop] = r;
+  for (uint32_t i = pl->loop + 1; i < pl->end && !g->failed; i++) emit_inst(E, i);
+  if (g->failed) return;
+  static const char *const off[1] = {"llvm.loop.vectorize.enable"};
+  loop_hint(g, latch(E, &a, count, a.after), off, (LLVMValueRef[]){LLVMConstInt(g->i1, 0, 0)}, 1);
+  LLVMPositionBuilderAtEnd(g->b, a.after);
+}
+
+/* The peeled loop L (counter r, 0 .. T-1) as three loops doing its
+   iterations in order: the peel, r < P, where P is the count of stores
+   before the first address that is a multiple of 64 (0 .. 64/size - 1; T
+   when the stored buffers cannot be aligned, E->pok); the main loop, r = P
+   + j for j < M, a constant multiple of 64 with P + M <= T for any P of a
+   line, whose stores go through base + (X + P) * size, which is 64-byte
+   aligned and said so to LLVM: its vector stores are then proven aligned
+   and stream; and the rest, r = P + M + t for t < T - M - P.  The peel and
+   the rest run scalar (at most 15 + 78 iterations of f32).  A constant
+   trip count for the main loop keeps its compile time that of the loop it
+   replaces: a runtime one (T - P) cost 1-1.5 ms more to compile for the
+   vectorizer's checks and remainder loops (ew16M).  The same operations on
+   the same elements in the same order. */
+static void emit_peeled(em *E) {
+  uopi_cg *g = &E->g;
+  const peel *pl = E->pl;
+  const uopi_prog *p = E->p;
+  LLVMValueRef end = E->val[p->ins[pl->loop].src[0]];
+  if (E->nloops) E->loops[E->nloops - 1].outer = 1; /* as open_loop says of the loop around it */
+  /* P = ((64 - (base + X * size) % 64) % 64) / size, capped at T */
+  uint64_t stored = 0;
+  uint32_t first = UINT32_MAX;
+  for (uint32_t i = pl->loop + 1; i < pl->end; i++)
+    if (p->ins[i].kind == UOPI_P_STORE) {
+      uint32_t slot = (uint32_t)p->ins[p->ins[i].src[0]].slot;
+      stored |= 1ull << slot;
+      if (first == UINT32_MAX) first = slot;
+    }
+  LLVMValueRef at = LLVMBuildPtrToInt(g->b, uopi_jit_kernel_arg(g->k, first), g->i64, "base");
+  if (pl->x != UINT32_MAX)
+    at = LLVMBuildAdd(g->b, at,
+                      LLVMBuildMul(g->b, LLVMBuildSExt(g->b, E->val[pl->x], g->i64, "x"),
+                                   LLVMConstInt(g->i64, pl->size, 0), "xb"), "row");
+  LLVMValueRef off = LLVMBuildAnd(g->b, LLVMBuildSub(g->b, LLVMConstInt(g->i64, 64, 0), at, "to64"),
+                                  LLVMConstInt(g->i64, 63, 0), "gap");
+  LLVMValueRef pk = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, off, LLVMConstInt(g->i64, (unsigned)__builtin_ctz(pl->size), 0), "peel"),
+                                   g->i32, "peel");
+  LLVMValueRef P = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, pk, end, "short"), pk, end, "peel");
+  P = LLVMBuildSelect(g->b, E->pok, P, end, "peel"); /* not peelable: every iteration in the peel */
+  scalar_run(E, i32c(g, 0), P, "peel.loop");
+  if (g->failed) return;
+  /* the main loop: r = P + j, j in [0, M), M the constant that fits after
+     any peel of a line (P + M <= T for P < 64 / size), a multiple of 64;
+     entered when the peel was one (P <= T - M; the aligned base is then
+     aligned, and only then said so) */
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+  int64_t T = p->ins[p->ins[pl->loop].src[0]].node->arg.i, lanes = 64 / (int64_t)pl->size;
+  int64_t M = (T - (lanes - 1)) / 64 * 64; /* > 0: find_peel asks T * size >= PEEL_MIN_BYTES */
+  LLVMValueRef more = LLVMBuildICmp(g->b, LLVMIntSLE, P, i32c(g, T - M), "more");
+  LLVMBasicBlockRef pre = LLVMAppendBasicBlockInContext(g->lc, g->fn, "main.pre");
+  LLVMPositionBuilderAtEnd(g->b, pre);
+  LLVMValueRef row = P;
+  if (pl->x != UINT32_MAX) {
+    row = LLVMBuildAdd(g->b, E->val[pl->x], P, "row");
+    LLVMSetNSW(row, 1);
+  }
+  LLVMValueRef r64 = LLVMBuildZExt(g->b, row, g->i64, "row");
+  LLVMSetNNeg(r64, 1);
+  for (uint64_t m = stored; m; m &= m - 1) {
+    unsigned slot = (unsigned)__builtin_ctzll(m);
+    uopc_dtype t = UOPC_DT_F32;
+    for (uint32_t i = pl->loop + 1; i < pl->end; i++)
+      if (p->ins[i].kind == UOPI_P_VALUE && p->ins[i].op == UOPC_OP_INDEX && p->ins[i].slot == (int32_t)slot)
+        t = (uopc_dtype)p->ins[i].node->src[0]->dtype;
+    E->q[slot] = LLVMBuildInBoundsGEP2(g->b, uopi_cg_mtype(g, t), uopi_jit_kernel_arg(g->k, slot), &r64, 1, "q");
+    assume_aligned(g, E->q[slot]);
+  }
+  loop b = {.at = pl->loop};
+  enter_loop(g, &b, "main.loop", NULL, 0);
+  LLVMBasicBlockRef body = LLVMGetInsertBlock(g->b);
+  LLVMPositionBuilderAtEnd(g->b, from);
+  LLVMBuildCondBr(g->b, more, pre, b.after);
+  LLVMPositionBuilderAtEnd(g->b, body);
+  LLVMValueRef r = LLVMBuildAdd(g->b, b.iv, P, "r");
+  LLVMSetNSW(r, 1);
+  LLVMSetNUW(r, 1);
+  E->val[pl->loop] = r;
+  E->j = b.iv;
+  for (uint32_t i = pl->loop + 1; i < pl->end && !g->failed; i++) emit_inst(E, i);
+  E->j = NULL;
+  if (g->failed) return;
+  latch(E, &b, i32c(g, M), b.after);
+  LLVMPositionBuilderAtEnd(g->b, b.after);
+  /* the rest: r = P + M + t, t in [0, T - M - P) (none when the peel took every iteration) */
+  LLVMValueRef base = LLVMBuildAdd(g->b, P, i32c(g, M), "done");
+  LLVMValueRef rest = LLVMBuildSub(g->b, i32c(g, T - M), P, "rest");
+  LLVMSetNSW(base, 1);
+  LLVMSetNSW(rest, 1);
+  scalar_run(E, base, rest, "rest.loop");
+}
 
 /* The kernel twice: entered at the first copy when every buffer it stores
    to is 64-byte aligned (LLVM told so by llvm.assume, so that its vector
@@ -433,13 +652,39 @@ static void emit_all(em *E) {
    sfence at its end orders them before the kernel returns), else at the
    second, an ordinary copy.  The two compute the same values.  Every
    return of the first (its end, a failed bounds check's early return)
-   fences. */
+   fences.  A kernel find_peel accepts enters the first copy when its
+   stored buffers share their address mod 64 (a multiple of the element
+   size), aligned or not: its loop is split there (emit_peeled). */
 static void emit_twice(em *E) {
   uopi_cg *g = &E->g;
   const uopi_prog *p = E->p;
   uint64_t stored = 0;
   for (uint32_t i = 0; i < p->n; i++)
     if (p->ins[i].kind == UOPI_P_STORE && p->ins[i].slot >= 0 && p->ins[i].slot < 64) stored |= 1ull << p->ins[i].slot;
+  peel pl;
+  if (stored && find_peel(E, &pl)) {
+    /* one copy: its loop's peel aligns the stores wherever they are, when
+       the stored buffers lie at one address mod 64, a multiple of the
+       element size (else the whole loop runs as the peel, scalar) */
+    LLVMValueRef ok = NULL, low0 = NULL;
+    for (uint64_t m = stored; m; m &= m - 1) {
+      LLVMValueRef a = LLVMBuildPtrToInt(g->b, uopi_jit_kernel_arg(g->k, (unsigned)__builtin_ctzll(m)), g->i64, "addr");
+      LLVMValueRef low = LLVMBuildAnd(g->b, a, LLVMConstInt(g->i64, 63, 0), "low");
+      LLVMValueRef o = low0 ? LLVMBuildICmp(g->b, LLVMIntEQ, low, low0, "same")
+                            : LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildAnd(g->b, low, LLVMConstInt(g->i64, pl.size - 1, 0), "elem"),
+                                            LLVMConstInt(g->i64, 0, 0), "whole");
+      if (!low0) low0 = low;
+      ok = ok ? LLVMBuildAnd(g->b, ok, o, "peelable") : o;
+    }
+    E->pok = ok;
+    g->sfence = 1;
+    E->pl = &pl;
+    emit_all(E);
+    E->pl = NULL;
+    if (!g->failed) ret(g);
+    g->sfence = 0;
+    return;
+  }
   LLVMValueRef all = NULL;
   for (uint64_t m = stored; m; m &= m - 1) {
     LLVMValueRef a = LLVMBuildPtrToInt(g->b, uopi_jit_kernel_arg(g->k, (unsigned)__builtin_ctzll(m)), g->i64, "addr");
@@ -456,13 +701,7 @@ static void emit_twice(em *E) {
   LLVMBasicBlockRef any = LLVMAppendBasicBlockInContext(g->lc, g->fn, "unaligned");
   LLVMBuildCondBr(g->b, all, fast, any);
   LLVMPositionBuilderAtEnd(g->b, fast);
-  for (uint64_t m = stored; m; m &= m - 1) {
-    LLVMValueRef args[2] = {uopi_jit_kernel_arg(g->k, (unsigned)__builtin_ctzll(m)), LLVMConstInt(g->i64, 64, 0)};
-    LLVMOperandBundleRef align = LLVMCreateOperandBundle("align", 5, args, 2);
-    LLVMValueRef yes = LLVMConstInt(g->i1, 1, 0);
-    call_intrinsic(g, "llvm.assume", &yes, 1, align);
-    LLVMDisposeOperandBundle(align);
-  }
+  for (uint64_t m = stored; m; m &= m - 1) assume_aligned(g, uopi_jit_kernel_arg(g->k, (unsigned)__builtin_ctzll(m)));
   g->sfence = 1;
   emit_all(E);
   if (!g->failed) ret(g);
@@ -493,7 +732,8 @@ uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, unsigne
   E.dep = uopc_mem_alloc(c, (size_t)(p->n ? p->n : 1) * sizeof *E.dep);
   E.addr = uopc_mem_alloc(c, (size_t)(p->n ? p->n : 1) * sizeof *E.addr);
   E.loops = uopc_mem_alloc(c, (size_t)(p->max_depth ? p->max_depth : 1) * sizeof *E.loops);
-  int ok = E.val && E.dep && E.addr && E.loops;
+  E.q = uopc_mem_alloc(c, (size_t)(p->nbufs ? p->nbufs : 1) * sizeof *E.q);
+  int ok = E.val && E.dep && E.addr && E.loops && E.q;
   if (ok) deps(&E);
   if (ok && uopi_jit_kernel_new(m, name, (unsigned)nparams, &g->k, &je) != UOPC_OK) {
     uopc_fail(c, je.code, "%s", je.msg);
@@ -519,6 +759,7 @@ uopc_status uopi_emit(uopc_ctx *c, const uopi_prog *p, const char *name, unsigne
   uopc_mem_free(c, E.dep, (size_t)(p->n ? p->n : 1) * sizeof *E.dep);
   uopc_mem_free(c, E.addr, (size_t)(p->n ? p->n : 1) * sizeof *E.addr);
   uopc_mem_free(c, E.loops, (size_t)(p->max_depth ? p->max_depth : 1) * sizeof *E.loops);
+  uopc_mem_free(c, E.q, (size_t)(p->nbufs ? p->nbufs : 1) * sizeof *E.q);
   if (!ok) {
     uopi_jit_module_free(m);
     if (!uopc_ctx_error(c)) uopc_fail(c, UOPC_ERR_NOMEM, "out of memory emitting a kernel");

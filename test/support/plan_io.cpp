@@ -32,7 +32,7 @@ void MakeInputs(const uopc_plan *p, uint32_t seed, Inputs *in) {
   }
 }
 
-std::string Call(const uopc_plan *p, Inputs *in, bool aligned) {
+static std::string CallWith(const uopc_plan *p, Inputs *in, bool aligned, size_t offset) {
   uopc_dtype t;
   uint32_t nd;
   const int64_t *shape;
@@ -40,13 +40,17 @@ std::string Call(const uopc_plan *p, Inputs *in, bool aligned) {
   int64_t numel = 1;
   for (uint32_t d = 0; d < nd; d++) numel *= shape[d];
   std::string out((size_t)numel * uopc_dtype_size(t), '\0');
-  void *mem = aligned ? aligned_alloc(64, (out.size() + 64) / 64 * 64) : nullptr;
+  void *mem = aligned ? aligned_alloc(64, (out.size() + offset + 64) / 64 * 64) : nullptr;
   if (aligned && !mem) return "error: out of memory";
-  uopc_tensor o = {mem ? mem : out.empty() ? (void *)in : (void *)out.data(), t, nd, shape};
+  uopc_tensor o = {mem ? (char *)mem + offset : out.empty() ? (void *)in : (void *)out.data(), t, nd, shape};
   uopc_error e;
   uopc_status st = uopc_plan_call(p, in->args.data(), (uint32_t)in->args.size(), &o, &e);
-  if (mem && st == UOPC_OK) memcpy(&out[0], mem, out.size());
+  if (mem && st == UOPC_OK) memcpy(&out[0], (char *)mem + offset, out.size());
   free(mem);
   if (st != UOPC_OK) return "error: " + std::to_string(e.line) + ":" + std::to_string(e.col) + ": " + e.msg;
   return out;
 }
+
+std::string Call(const uopc_plan *p, Inputs *in, bool aligned) { return CallWith(p, in, aligned, 0); }
+
+std::string CallAt(const uopc_plan *p, Inputs *in, size_t offset) { return CallWith(p, in, true, offset); }

@@ -23,3 +23,6 @@ void MakeInputs(const uopc_plan *p, uint32_t seed, Inputs *in);
 // result buffer is 64-byte aligned (the plan's result kernel may then take
 // its streaming copy, docs/loops.md), else it is wherever std::string puts it.
 std::string Call(const uopc_plan *p, Inputs *in, bool aligned = false);
+
+// The same with the result at `offset` bytes past a 64-byte boundary.
+std::string CallAt(const uopc_plan *p, Inputs *in, size_t offset);
