@@ -47,11 +47,10 @@ CLI_TESTS=(
   Cli.*                                           # print (and from stdin), usage, errors, --trace, version, --
   CliExec.CopyKernelCopies CliExec.PrintShowsTheOutputs CliExec.InPlaceAndZeroedOutputs CliExec.BoolAndF*
   CliExec.ErrorsWriteNothing CliExec.RuntimeErrorWritesNothing CliExec.UsageErrors
-  CliExec.OutWritesThroughSymlinksFifosAndDevices
-  CliCompile.EmitsLlvmAndAsm CliFuzz.SmallRunsAndTable
-  Golden.EveryFileMeetsItsExpectations            # simplify, run, jit-run, exec on the golden files
-  Viz.CompileAndFailures Dot.NullForeignAndDeep CheckRules.UsageErrors
-  PlanThreads.CliThreadsOption PlanGuard.CliJitRunAndExecWithGuardPages Threads.TwoProcessesFillOneCacheDirectory
+  CliExec.OutWritesThroughSymlinksFifosAndDevices  # exec
+  CliCompile.EmitsLlvmAndAsm CliFuzz.SmallRunsAndTable Exact.SimplifyKeepsTheValue
+  PlanAccept.SeedChapter2RunExamplesThroughJitRun # run, jit-run
+  Viz.CompileAndFailures Dot.NullForeignAndDeep CheckRules.UsageErrors Cache.CliStatsAndClear
 )
 # Programs the tests start that are not ours (not traced; /bin/sh is, so that
 # the uopc it starts is): valgrind's time goes to our code.
@@ -76,7 +75,7 @@ CLI_SHARDS=${CLI_SHARDS:-2}
 if [ -n "${VALGRIND_TESTS:-}" ]; then  # a pattern of one's own: one pass, those tests and their processes
   cli_filter=$filter CLI_SHARDS=$SHARDS SHARDS=0
 fi
-echo "=== valgrind: uopc_tests in $SHARDS shards without the processes they start, and ${#CLI_TESTS[@]} CLI tests in" \
+echo "=== valgrind: uopc_tests in $SHARDS shards without the processes they start, and the CLI tests of CLI_TESTS in" \
   "$CLI_SHARDS shards with them, $JOBS at a time; left out (too long here): ${LONG_TESTS[*]}"
 export UOPC_JIT_CPU=x86-64-v3 UOPC_DEBUG=check
 start=$(date +%s)

@@ -206,8 +206,8 @@ TEST(Stream, PlansGiveTheBitsOfPlansWithout) {
 // vector (1000), rows too short to be worth a peel (10), f32, f16 and bool
 // (one byte: every offset) results, at 1 and 2 threads (split kernels,
 // whose index is the counter plus the chunk's start), strict and fast: the
-// bits of the plan without streaming stores.  The streaming kernels have the
-// peel (its loop in the IR) and non-temporal stores.
+// bits of the plan without streaming stores.  The peeled kernels have the
+// peel (its loop in the IR), and the f32 ones non-temporal stores.
 TEST(Stream, ResultsAtAnyOffsetGiveTheBitsOfPlansWithout) {
   EnvScope force("UOPC_STREAM_MIN_BYTES", "1"), split("UOPC_SPLIT_MIN_WORK", "1");
   struct Prog {
@@ -254,7 +254,7 @@ TEST(Stream, ResultsAtAnyOffsetGiveTheBitsOfPlansWithout) {
               char *ir = uopc_plan_emit(x.c, root, &o, 0, &e), *as = uopc_plan_emit(x.c, root, &o, 1, &e);
               ASSERT_TRUE(ir && as) << e.msg;
               EXPECT_EQ(strstr(ir, "peel.loop") != nullptr, g.peeled) << g.text << "threads " << threads;
-              if (g.vectors) EXPECT_TRUE(Streams(as)) << g.text << "threads " << threads;
+              if (g.vectors) EXPECT_NE(strstr(as, "vmovnt"), nullptr) << g.text << "threads " << threads;
               free(ir), free(as);
             }
           }
@@ -301,7 +301,7 @@ TEST(Stream, TwoResultsInTwoLoopsAtEqualAndUnequalOffsets) {
       volatile float m = a[q] * b[q], s = a[q] + b[q];
       w1[q] = m, w2[q] = s;
     }
-    size_t bytes = (size_t)n * 4 + 128;
+    size_t bytes = ((size_t)n * 4 + 128 + 63) / 64 * 64;  // aligned_alloc: a multiple of the alignment
     char *m1 = (char *)aligned_alloc(64, bytes), *m2 = (char *)aligned_alloc(64, bytes);
     ASSERT_TRUE(m1 && m2);
     for (size_t o1 : {0, 4, 16, 60})
