@@ -198,7 +198,7 @@ class KGen:
                 ranges.append(nr)
                 nr += 1
             if stream and ends and g.random() < 0.5:
-                # a long innermost row (at least PEEL_MIN_BYTES = 2048 bytes of any dtype): the
+                # a long innermost row (at least PEEL_MIN_BYTES = 2048 bytes of f32 or i32): the
                 # streaming copy splits it where its stores reach a 64-byte boundary (emit.c)
                 ends = [min(e, 3) for e in ends[:-1]] + [g.randint(2048, 2600)]
             plain = stream or (big and ranges and all(isinstance(e, int) for e in ends) and g.random() < 0.5)

@@ -203,18 +203,19 @@ TEST(Stream, PlansGiveTheBitsOfPlansWithout) {
 // loop splits each run of that loop where its stores reach a 64-byte
 // boundary.  The result at every offset from a 64-byte boundary that is a
 // multiple of its element size: 1-D, rows that are not a multiple of the
-// vector (1000), rows too short to be worth a peel (10), f32, f16 and bool
-// (one byte: every offset) results, at 1 and 2 threads (split kernels,
-// whose index is the counter plus the chunk's start), strict and fast: the
-// bits of the plan without streaming stores.  The peeled kernels have the
-// peel (its loop in the IR), and the f32 ones non-temporal stores.
+// vector (1000), rows too short to be worth a peel (10), f32 and i32
+// results, and f16 and bool ones (one byte: every offset), which are not
+// peeled (their stores are never a whole line), at 1 and 2 threads (split
+// kernels, whose index is the counter plus the chunk's start), strict and
+// fast: the bits of the plan without streaming stores.  The peeled kernels
+// have the peel (its loop in the IR) and non-temporal stores.
 TEST(Stream, ResultsAtAnyOffsetGiveTheBitsOfPlansWithout) {
   EnvScope force("UOPC_STREAM_MIN_BYTES", "1"), split("UOPC_SPLIT_MIN_WORK", "1");
   struct Prog {
     const char *text;
     size_t elem;
-    bool peeled;   // rows of at least PEEL_MIN_BYTES (emit.c): the peel expected
-    bool vectors;  // and non-temporal stores (f16 and bool results are stored as 32-byte vectors: not)
+    bool peeled;   // 4-byte elements in rows of at least PEEL_MIN_BYTES (emit.c): the peel expected
+    bool vectors;  // and non-temporal stores
   };
   const Prog progs[] = {
       {"%A = param : slot=0 dtype=f32 shape=(4099,)\n%B = param : slot=1 dtype=f32 shape=(4099,)\n"
@@ -224,9 +225,11 @@ TEST(Stream, ResultsAtAnyOffsetGiveTheBitsOfPlansWithout) {
       {"%A = param : slot=0 dtype=f32 shape=(300, 10)\n%B = param : slot=1 dtype=f32 shape=(300, 10)\n"
        "%m = mul %A, %B\n%o = add %m, %A\n", 4, false, false},
       {"%A = param : slot=0 dtype=f32 shape=(3001,)\n%B = param : slot=1 dtype=f32 shape=(3001,)\n"
-       "%m = mul %A, %B\n%h = cast %m : dtype=f16\n", 2, true, false},
+       "%m = mul %A, %B\n%h = cast %m : dtype=f16\n", 2, false, false},
       {"%A = param : slot=0 dtype=f32 shape=(5003,)\n%B = param : slot=1 dtype=f32 shape=(5003,)\n"
-       "%c = cmplt %A, %B\n", 1, true, false}};
+       "%c = cmplt %A, %B\n", 1, false, false},
+      {"%A = param : slot=0 dtype=i32 shape=(4099,)\n%B = param : slot=1 dtype=i32 shape=(4099,)\n"
+       "%m = mul %A, %B\n%o = add %m, %A\n", 4, true, true}};
   const bool wide = uopi_jit_vector_bits() >= 512;
   for (const Prog &g : progs) {
     for (uint32_t threads : {1u, 2u}) {

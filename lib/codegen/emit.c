@@ -68,8 +68,8 @@ typedef struct em {
 } em;
 
 /* A loop the streaming copy splits (find_peel, emit_peeled). */
-#define PEEL_MIN_BYTES 2048 /* a shorter run: the peel (up to 15 scalar iterations for f32) would cost
-                              more than streaming its few lines gains */
+#define PEEL_MIN_BYTES 2048 /* a shorter run: the peel (up to 15 scalar iterations) would cost more
+                              than streaming its few lines gains */
 typedef struct peel {
   uint32_t loop;  /* the LOOP instruction */
   uint32_t end;   /* its ENDLOOP */
@@ -500,7 +500,11 @@ static int find_peel(const em *E, peel *pl) {
   if (L == UINT32_MAX) return 0;
   const uopi_pinst *l = &p->ins[L];
   const uopi_pinst *n = &p->ins[l->src[0]];
-  if (l->depth >= 62 || n->kind != UOPI_P_VALUE || n->op != UOPC_OP_CONST || n->node->arg.i * size < PEEL_MIN_BYTES)
+  /* only 4-byte elements: the vectorizer stores f16 and bool results as
+     32-byte vectors (or narrower), which never stream (nontemporal.c), so a
+     peel would be compile time and scalar iterations for nothing */
+  if (size != 4 || l->depth >= 62 || n->kind != UOPI_P_VALUE || n->op != UOPC_OP_CONST ||
+      n->node->arg.i * size < PEEL_MIN_BYTES)
     return 0;
   uint32_t end = L + 1;
   for (; end < p->n && p->ins[end].kind != UOPI_P_ENDLOOP; end++)
