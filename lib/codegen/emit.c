@@ -76,6 +76,8 @@ typedef struct peel {
   uint32_t idx;   /* the index of every store */
   uint32_t x;     /* idx = counter + instruction x, or UINT32_MAX: idx is the counter */
   unsigned size;  /* bytes of a stored element */
+  uopc_dtype dt;  /* the first stored buffer's dtype (every stored one has its size) */
+  uint64_t stored; /* the slots stored to (bit slot) */
 } peel;
 
 #define ADDR_INDEX 1u /* the value flows into an address (an INDEX's index) */
@@ -482,6 +484,7 @@ static int find_peel(const em *E, peel *pl) {
   const uopi_prog *p = E->p;
   uint32_t L = UINT32_MAX, idx = UINT32_MAX, open = UINT32_MAX;
   unsigned size = 0;
+  uopc_dtype dt = UOPC_DT_F32;
   uint64_t stored = 0;
   for (uint32_t i = 0; i < p->n; i++) {
     const uopi_pinst *x = &p->ins[i];
@@ -494,6 +497,7 @@ static int find_peel(const em *E, peel *pl) {
       return 0;
     unsigned s = align_of((uopc_dtype)a->node->src[0]->dtype);
     if (L != UINT32_MAX && (a->src[0] != idx || s != size)) return 0;
+    if (L == UINT32_MAX) dt = (uopc_dtype)a->node->src[0]->dtype;
     L = open, idx = a->src[0], size = s;
     stored |= 1ull << a->slot;
   }
@@ -524,7 +528,7 @@ static int find_peel(const em *E, peel *pl) {
   }
   /* a short row (its stores fixed across the loop around it) keeps its hint */
   if (l->depth > 0 && (x == UINT32_MAX || !(E->dep[x] & depth_bit(l->depth - 1)))) return 0;
-  *pl = (peel){L, end, idx, x, size};
+  *pl = (peel){L, end, idx, x, size, dt, stored};
   return 1;
 }
 
@@ -578,16 +582,9 @@ static void emit_peeled(em *E) {
   const uopi_prog *p = E->p;
   LLVMValueRef end = E->val[p->ins[pl->loop].src[0]];
   if (E->nloops) E->loops[E->nloops - 1].outer = 1; /* as open_loop says of the loop around it */
-  /* P = ((64 - (base + X * size) % 64) % 64) / size, capped at T */
-  uint64_t stored = 0;
-  uint32_t first = UINT32_MAX;
-  for (uint32_t i = pl->loop + 1; i < pl->end; i++)
-    if (p->ins[i].kind == UOPI_P_STORE) {
-      uint32_t slot = (uint32_t)p->ins[p->ins[i].src[0]].slot;
-      stored |= 1ull << slot;
-      if (first == UINT32_MAX) first = slot;
-    }
-  LLVMValueRef at = LLVMBuildPtrToInt(g->b, uopi_jit_kernel_arg(g->k, first), g->i64, "base");
+  /* P = ((64 - (base + X * size) % 64) % 64) / size, capped at T (any
+     stored buffer's base: when pok holds they lie at one address mod 64) */
+  LLVMValueRef at = LLVMBuildPtrToInt(g->b, uopi_jit_kernel_arg(g->k, (unsigned)__builtin_ctzll(pl->stored)), g->i64, "base");
   if (pl->x != UINT32_MAX)
     at = LLVMBuildAdd(g->b, at,
                       LLVMBuildMul(g->b, LLVMBuildSExt(g->b, E->val[pl->x], g->i64, "x"),
@@ -617,13 +614,9 @@ static void emit_peeled(em *E) {
   }
   LLVMValueRef r64 = LLVMBuildZExt(g->b, row, g->i64, "row");
   LLVMSetNNeg(r64, 1);
-  for (uint64_t m = stored; m; m &= m - 1) {
+  for (uint64_t m = pl->stored; m; m &= m - 1) {
     unsigned slot = (unsigned)__builtin_ctzll(m);
-    uopc_dtype t = UOPC_DT_F32;
-    for (uint32_t i = pl->loop + 1; i < pl->end; i++)
-      if (p->ins[i].kind == UOPI_P_VALUE && p->ins[i].op == UOPC_OP_INDEX && p->ins[i].slot == (int32_t)slot)
-        t = (uopc_dtype)p->ins[i].node->src[0]->dtype;
-    E->q[slot] = LLVMBuildInBoundsGEP2(g->b, uopi_cg_mtype(g, t), uopi_jit_kernel_arg(g->k, slot), &r64, 1, "q");
+    E->q[slot] = LLVMBuildInBoundsGEP2(g->b, uopi_cg_mtype(g, pl->dt), uopi_jit_kernel_arg(g->k, slot), &r64, 1, "q");
     assume_aligned(g, E->q[slot]);
   }
   loop b = {.at = pl->loop};
@@ -671,7 +664,7 @@ static void emit_twice(em *E) {
        the stored buffers lie at one address mod 64, a multiple of the
        element size (else the whole loop runs as the peel, scalar) */
     LLVMValueRef ok = NULL, low0 = NULL;
-    for (uint64_t m = stored; m; m &= m - 1) {
+    for (uint64_t m = pl.stored; m; m &= m - 1) {
       LLVMValueRef a = LLVMBuildPtrToInt(g->b, uopi_jit_kernel_arg(g->k, (unsigned)__builtin_ctzll(m)), g->i64, "addr");
       LLVMValueRef low = LLVMBuildAnd(g->b, a, LLVMConstInt(g->i64, 63, 0), "low");
       LLVMValueRef o = low0 ? LLVMBuildICmp(g->b, LLVMIntEQ, low, low0, "same")
