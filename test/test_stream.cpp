@@ -32,6 +32,13 @@ uopc_node *MulAdd(uopc_ctx *c, int n) {
 }
 
 
+// The plan of the .uir text (its root in *root), compiled with o; NULL with
+// the parse or compile error in *e.
+uopc_plan *PlanOf(uopc_ctx *c, const char *text, uopc_compile_opts o, uopc_node **root, uopc_error *e) {
+  *root = uopc_uir_parse(c, text, strlen(text), "t.uir", e);
+  return *root ? uopc_plan_compile(c, *root, &o, e) : nullptr;
+}
+
 std::string Asm(uopc_ctx *c, uopc_node *root, uopc_tier tier, unsigned flags = UOPC_COMPILE_STREAM) {
   uopc_compile_opts o{tier, flags, 0};
   uopc_error e{};
@@ -180,10 +187,8 @@ TEST(Stream, PlansGiveTheBitsOfPlansWithout) {
           uopc_cache_clear_memory();
           Ctx x;
           uopc_error e{};
-          uopc_node *root = uopc_uir_parse(x.c, text, strlen(text), "t.uir", &e);
-          ASSERT_NE(root, nullptr) << e.msg;
-          uopc_compile_opts o{UOPC_TIER_FAST, fast | nostream, threads};
-          uopc_plan *p = uopc_plan_compile(x.c, root, &o, &e);
+          uopc_node *root;
+          uopc_plan *p = PlanOf(x.c, text, uopc_compile_opts{UOPC_TIER_FAST, fast | nostream, threads}, &root, &e);
           ASSERT_NE(p, nullptr) << e.msg;
           Inputs in;
           MakeInputs(p, 7, &in);
@@ -239,10 +244,9 @@ TEST(Stream, ResultsAtAnyOffsetGiveTheBitsOfPlansWithout) {
           uopc_cache_clear_memory();
           Ctx x;
           uopc_error e{};
-          uopc_node *root = uopc_uir_parse(x.c, g.text, strlen(g.text), "t.uir", &e);
-          ASSERT_NE(root, nullptr) << e.msg;
+          uopc_node *root;
           uopc_compile_opts o{UOPC_TIER_FAST, fast | nostream, threads};
-          uopc_plan *p = uopc_plan_compile(x.c, root, &o, &e);
+          uopc_plan *p = PlanOf(x.c, g.text, o, &root, &e);
           ASSERT_NE(p, nullptr) << e.msg;
           Inputs in;
           MakeInputs(p, 11, &in);
