@@ -395,3 +395,87 @@ TEST(LoopPasses, SerialReductionsAreUnrolledBitForBit) {
   uopc_plan_cache_clear();
 }
 
+
+// A loop with f16 values is vectorized two vectors of f32 lanes wide, the
+// width LLVM picks by itself for f16 arithmetic (llvm.loop.vectorize.width
+// on its latch, lib/codegen/emit.c f16_loop): for a loop that converts f32 to
+// f16 or compares f16 values (compared, and sqrt taken, as f32: ops.c widen)
+// LLVM 19's cost model alone picks 4 lanes, or one at a time.  Not with
+// EXP2, LOG2 or SIN in the loop (compile time), nor in one that accumulates
+// at a fixed address.  The values are f16's rounding edges (ties to even,
+// the overflow threshold 65520, subnormals and their ties, NaN, infinities,
+// signed zeros) and random floats, scaled by powers of two, and f16 edges
+// for the f16 operands: `run`'s bits at both tiers, in strict and fast mode,
+// at lengths that leave every kind of remainder.
+TEST(LoopPasses, F16LoopsGetTwoVectorsOfF32Lanes) {
+  Ctx c;
+  std::mt19937_64 rng(16);
+  static const double edges[] = {1.0 + 0x1p-11, 1.0 + 3 * 0x1p-11, 1.0 + 0x1p-11 + 0x1p-20, 2047.5, 2048.5, 4095.0,
+                                 65504.0, 65519.99609375, 65520.0, 65535.0, 1e9, 0x1p-24, 0x1p-25, 3 * 0x1p-25,
+                                 0x1p-25 + 0x1p-40, 0x1p-14 - 0x1p-25, 0x1p-14, 0x1p-26, 0.0, -0.0, INFINITY,
+                                 -INFINITY, NAN, 0.1, 1.0 / 3, 65503.0, -65520.0, -0x1p-25};
+  static const double edges16[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 65504.0, -65504.0, 0x1p-24, -0x1p-24,
+                                   0x1p-14, 0x1p-14 - 0x1p-24, 1.0, -1.0, 0.5, 1.0 + 0x1p-10, 2048.0, 2049.0};
+  static const double scales[] = {1.0, -1.0, 0.5, 2.0};
+  const size_t ne = sizeof edges / sizeof *edges, ne16 = sizeof edges16 / sizeof *edges16;
+  const int width = (int)(uopi_jit_vector_bits() / 16);
+  for (int32_t n : {1003, 4101}) {
+    std::vector<uopc_node *> a, b, h, h2, fin;
+    for (int32_t k = 0; k < n; k++) {
+      uint64_t r = rng();
+      double v = k < (int32_t)ne || r % 4 == 0 ? edges[r % ne] : ((int)(r % 2000001) - 1000000) / 7.0;
+      a.push_back(uopc_const_f(c, UOPC_DT_F32, v));
+      b.push_back(uopc_const_f(c, UOPC_DT_F32, scales[(r >> 32) % 4]));
+      h.push_back(uopc_const_f(c, UOPC_DT_F16, (r >> 20) % 3 == 0 ? edges16[(r >> 24) % ne16]
+                                                                   : ((int)((r >> 40) % 2001) - 1000) / 256.0));
+      h2.push_back(uopc_const_f(c, UOPC_DT_F16, (r >> 50) % 3 == 0 ? edges16[(r >> 54) % ne16]
+                                                                    : ((int)((r >> 8) % 2001) - 1000) / 256.0));
+      fin.push_back(uopc_const_f(c, UOPC_DT_F16, ((int)((r >> 40) % 2001) - 1000) / 256.0));
+    }
+    uopc_node *A = uopc_stack(c, a.data(), n), *B = uopc_stack(c, b.data(), n);
+    uopc_node *H = uopc_stack(c, h.data(), n), *H2 = uopc_stack(c, h2.data(), n);
+    uopc_node *AB = uopc_mul(c, A, B), *A16 = uopc_cast(c, A, UOPC_DT_F16);
+    struct {
+      const char *what;
+      uopc_node *u;
+      bool wide;
+    } cases[] = {
+        {"cast(A*B)", uopc_cast(c, AB, UOPC_DT_F16), true},
+        {"cast(max(sqrt(A*B)+recip(B), A))",
+         uopc_cast(c, uopc_max(c, uopc_add(c, uopc_alu1(c, UOPC_OP_SQRT, AB), uopc_alu1(c, UOPC_OP_RECIP, B)), A),
+                   UOPC_DT_F16),
+         true},
+        {"cast(exp2(A*B))", uopc_cast(c, uopc_alu1(c, UOPC_OP_EXP2, AB), UOPC_DT_F16), false},
+        {"cast(A)*cast(B)", uopc_mul(c, A16, uopc_cast(c, B, UOPC_DT_F16)), true},
+        {"(H+0.5)*H", uopc_mul(c, uopc_add_k(c, H, 0.5), H), true},
+        {"H<H2", uopc_lt(c, H, H2), true},
+        {"H!=cast(A)", uopc_ne(c, H, A16), true},
+        {"max(H,H2)", uopc_max(c, H, H2), true},
+        {"sqrt(H*H2)", uopc_alu1(c, UOPC_OP_SQRT, uopc_mul(c, H, H2)), true},
+        {"cast(H,bool)", uopc_cast(c, H2, UOPC_DT_BOOL), true},
+        {"cast(H,f32)*B", uopc_mul(c, uopc_cast(c, H, UOPC_DT_F32), B), true},
+        {"where(H<H2,H2,H)", uopc_where(c, uopc_lt(c, H, H2), H2, H), true},
+    };
+    const std::string hint = "!\"llvm.loop.vectorize.width\", i32 " + std::to_string(width) + "}";
+    for (auto &k : cases) {
+      std::string what = std::string(k.what) + " n=" + std::to_string(n);
+      ASSERT_TRUE(k.u) << what;
+      std::string ir = Ir(c, k.u, 0);
+      EXPECT_EQ(ir.find(hint) != std::string::npos, k.wide && width >= 16) << what << "\n" << ir;
+      std::string want = run_text(c, k.u);
+      ASSERT_EQ(want.rfind("error:", 0), std::string::npos) << what << ": " << want;
+      for (uopc_tier tier : {UOPC_TIER_FAST, UOPC_TIER_STRONG})
+        for (unsigned flags : {0u, (unsigned)UOPC_COMPILE_FAST_MATH})
+          if (!flags || (std::string(k.what).find("exp2") == std::string::npos &&
+                         std::string(k.what).find("sqrt") == std::string::npos))  // fast mode's are within a tolerance
+            EXPECT_EQ(plan_text_opts(c, k.u, {tier, flags, 1}), want) << what << " tier " << tier << " flags " << flags;
+    }
+    // an f16 converted to i32 is checked to fit by an accumulator in the same loop: no hint
+    uopc_node *toi = uopc_cast(c, uopc_stack(c, fin.data(), n), UOPC_DT_I32);
+    std::string tir = Ir(c, toi, 0);
+    EXPECT_NE(tir.find("fptosi"), std::string::npos) << tir;
+    EXPECT_EQ(tir.find("llvm.loop.vectorize.width"), std::string::npos) << tir;
+    EXPECT_EQ(plan_text_opts(c, toi, {UOPC_TIER_FAST, 0, 1}), run_text(c, toi));
+  }
+  uopc_plan_cache_clear();
+}

@@ -208,9 +208,11 @@ TEST(Stream, PlansGiveTheBitsOfPlansWithout) {
 // loop splits each run of that loop where its stores reach a 64-byte
 // boundary.  The result at every offset from a 64-byte boundary that is a
 // multiple of its element size: 1-D, rows that are not a multiple of the
-// vector (1000), rows too short to be worth a peel (10), f32 and i32
-// results, and f16 and bool ones (one byte: every offset), which are not
-// peeled (their stores are never a whole line), at 1 and 2 threads (split
+// vector (1000), rows too short to be worth a peel (10), f32, i32 and f16
+// results (f16 in loops given two vectors of f32 lanes, emit.c f16_loop,
+// that load nothing wider; an f32 result cast to f16 streams only when
+// aligned, and a loop with EXP2 does not stream), and bool ones (one byte: every
+// offset), which are not peeled (their stores are never a whole line), at 1 and 2 threads (split
 // kernels, whose index is the counter plus the chunk's start), strict and
 // fast: the bits of the plan without streaming stores.  The peeled kernels
 // have the peel (its loop in the IR) and non-temporal stores.
@@ -219,7 +221,7 @@ TEST(Stream, ResultsAtAnyOffsetGiveTheBitsOfPlansWithout) {
   struct Prog {
     const char *text;
     size_t elem;
-    bool peeled;   // 4-byte elements in rows of at least PEEL_MIN_BYTES (emit.c): the peel expected
+    bool peeled;   // 4-byte (or f16_loop's f16 of f16) elements in rows of at least PEEL_MIN_BYTES (emit.c): the peel expected
     bool vectors;  // and non-temporal stores
   };
   const Prog progs[] = {
@@ -230,7 +232,10 @@ TEST(Stream, ResultsAtAnyOffsetGiveTheBitsOfPlansWithout) {
       {"%A = param : slot=0 dtype=f32 shape=(300, 10)\n%B = param : slot=1 dtype=f32 shape=(300, 10)\n"
        "%m = mul %A, %B\n%o = add %m, %A\n", 4, false, false},
       {"%A = param : slot=0 dtype=f32 shape=(3001,)\n%B = param : slot=1 dtype=f32 shape=(3001,)\n"
-       "%m = mul %A, %B\n%h = cast %m : dtype=f16\n", 2, false, false},
+       "%m = mul %A, %B\n%h = cast %m : dtype=f16\n", 2, false, true},
+      {"%A = param : slot=0 dtype=f16 shape=(37, 1100)\n%B = param : slot=1 dtype=f16 shape=(37, 1100)\n"
+       "%m = mul %A, %B\n%o = add %m, %A\n", 2, true, true},
+      {"%A = param : slot=0 dtype=f32 shape=(3001,)\n%e = exp2 %A\n%h = cast %e : dtype=f16\n", 2, false, false},
       {"%A = param : slot=0 dtype=f32 shape=(5003,)\n%B = param : slot=1 dtype=f32 shape=(5003,)\n"
        "%c = cmplt %A, %B\n", 1, false, false},
       {"%A = param : slot=0 dtype=i32 shape=(4099,)\n%B = param : slot=1 dtype=i32 shape=(4099,)\n"

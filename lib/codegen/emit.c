@@ -201,6 +201,38 @@ static int short_row(const em *E, const loop *l, uint32_t at, int parent) {
   return fixed_stores(E, l, at, depth_bit(E->p->ins[l->at].depth - 1), 0) > 0;
 }
 
+/* Whether loop l (closed at instruction at) is innermost, has an f16 value
+   (loaded, computed, converted or stored) and computes no EXP2, LOG2 or SIN.
+   Without AVX512-FP16 every f16 operation is one on f32 lanes between
+   conversions (vcvtph2ps, vcvtps2ph), and LLVM 19's x86 cost model prices
+   the conversions of 16 lanes as if scalarized (`fptrunc <16 x float> to
+   <16 x half>`, `fpext <16 x half> to <16 x float>`: one instruction each),
+   so a loop that converts explicitly (an f32 result cast to f16, an f16
+   compare, which ops.c widens) is vectorized 4 lanes wide (xmm).  Given the
+   width a loop of f16 arithmetic alone gets by itself (two vectors of f32
+   lanes: llvm.loop.vectorize.width = vector bits / 16, 32 lanes on
+   AVX-512) it runs a full vector per conversion: a*b, sqrt, recip and max
+   cast to f16 over 64K elements 42.7 -> 9.3 us, f16 compares (docs/loops.md,
+   "f16 loops").  With EXP2, LOG2 or SIN (strict mode's are long inline
+   sequences or calls) the width doubled compile time for a 1.6x faster
+   loop (cast(exp2(a)) to f16: 5.8 -> 11.7 ms), which pays back only on large
+   arrays: left to the cost model; so is a loop that stores at an address it
+   does not move (an accumulator, such as the check that an f16 converted to
+   i32 fits: the vectorizer cannot follow the hint there).  The same
+   operations on the same lanes: the same bits. */
+static int f16_loop(const em *E, const loop *l, uint32_t at) {
+  int found = 0;
+  const uint64_t self = depth_bit(E->p->ins[l->at].depth);
+  for (uint32_t i = l->at + 1; i < at; i++) {
+    const uopi_pinst *x = &E->p->ins[i];
+    if (x->kind == UOPI_P_LOOP) return 0;
+    if (x->kind == UOPI_P_STORE && !(E->dep[x->src[0]] & self)) return 0; /* an accumulator: no vector loop */
+    if (x->kind == UOPI_P_VALUE && (x->op == UOPC_OP_EXP2 || x->op == UOPC_OP_LOG2 || x->op == UOPC_OP_SIN)) return 0;
+    if ((x->kind == UOPI_P_VALUE || x->kind == UOPI_P_STORE) && x->dtype == UOPC_DT_F16) found = 1;
+  }
+  return found;
+}
+
 /* Whether loop l, which short_body_end found innermost and of at most
    SERIAL_MAX instructions ending at instruction at, is a serial float
    reduction in strict mode: storing only float values at addresses it does
@@ -391,6 +423,9 @@ static void close_loop(em *E, uint32_t at) {
     static const char *const row[1] = {"llvm.loop.interleave.count"};
     int64_t n = LLVMConstIntGetSExtValue(l->end), w = (int64_t)(uopi_jit_vector_bits() / 32);
     loop_hint(g, br, row, (LLVMValueRef[]){LLVMConstInt(g->i32, (unsigned long long)(n / w), 0)}, 1);
+  } else if (!l->serial && uopi_jit_vector_bits() >= 256 && f16_loop(E, l, at)) {
+    static const char *const width[1] = {"llvm.loop.vectorize.width"};
+    loop_hint(g, br, width, (LLVMValueRef[]){LLVMConstInt(g->i32, uopi_jit_vector_bits() / 16, 0)}, 1);
   } else if (l->serial) {
     static const char *const unroll[1] = {"llvm.loop.unroll.count"};
     loop_hint(g, br, unroll, (LLVMValueRef[]){LLVMConstInt(g->i32, SERIAL_UNROLL, 0)}, 1);
@@ -504,10 +539,13 @@ static int find_peel(const em *E, peel *pl) {
   if (L == UINT32_MAX) return 0;
   const uopi_pinst *l = &p->ins[L];
   const uopi_pinst *n = &p->ins[l->src[0]];
-  /* only 4-byte elements: the vectorizer stores f16 and bool results as
-     32-byte vectors (or narrower), which never stream (nontemporal.c), so a
-     peel would be compile time and scalar iterations for nothing */
-  if (size != 4 || l->depth >= 62 || n->kind != UOPI_P_VALUE || n->op != UOPC_OP_CONST ||
+  /* 4-byte elements, and f16 ones in a loop given two vectors of f32 lanes
+     (f16_loop: a whole line of f16 per store) that loads nothing wider
+     (below): the vectorizer stores bool
+     results, and f16 results of other loops, as 32-byte vectors or
+     narrower, which never stream (nontemporal.c), so a peel would be
+     compile time and scalar iterations for nothing */
+  if ((size != 4 && size != 2) || l->depth >= 62 || n->kind != UOPI_P_VALUE || n->op != UOPC_OP_CONST ||
       n->node->arg.i * size < PEEL_MIN_BYTES)
     return 0;
   uint32_t end = L + 1;
@@ -515,9 +553,12 @@ static int find_peel(const em *E, peel *pl) {
     if (p->ins[end].kind == UOPI_P_LOOP) return 0; /* not innermost */
     else if (p->ins[end].kind == UOPI_P_VALUE && p->ins[end].op == UOPC_OP_LOAD && ((stored >> p->ins[end].slot) & 1))
       return 0; /* reads what it writes (streaming never asks for that; checked anyway) */
+    else if (p->ins[end].kind == UOPI_P_VALUE && p->ins[end].op == UOPC_OP_LOAD && align_of((uopc_dtype)p->ins[end].dtype) > size)
+      return 0; /* f16 results of f32 or i32 loads: aligning the stores leaves the loads where they were, and
+                   streaming a fifth of the traffic measured 7-20 % slower than not (docs/loops.md) */
   if (end == p->n || p->ins[end].src[0] != L || end - L > VECTORIZE_MAX) return 0;
   loop lp = {.at = L};
-  if (unsafe_address(E, &lp, end)) return 0;
+  if (unsafe_address(E, &lp, end) || (size == 2 && !f16_loop(E, &lp, end))) return 0;
   uint32_t x = UINT32_MAX;
   if (idx != L) {
     const uopi_pinst *ad = &p->ins[idx];
@@ -571,7 +612,7 @@ static void scalar_run(em *E, LLVMValueRef start, LLVMValueRef count, const char
    line, whose stores go through base + (X + P) * size, which is 64-byte
    aligned and said so to LLVM: its vector stores are then proven aligned
    and stream; and the rest, r = P + M + t for t < T - M - P.  The peel and
-   the rest run scalar (at most 15 + 78 iterations of f32).  A constant
+   the rest run scalar (at most 15 + 78 iterations of f32, 31 + 94 of f16).  A constant
    trip count for the main loop keeps its compile time that of the loop it
    replaces: a runtime one (T - P) cost 1-1.5 ms more to compile for the
    vectorizer's checks and remainder loops (ew16M).  The same operations on
@@ -633,7 +674,11 @@ static void emit_peeled(em *E) {
   for (uint32_t i = pl->loop + 1; i < pl->end && !g->failed; i++) emit_inst(E, i);
   E->j = NULL;
   if (g->failed) return;
-  latch(E, &b, i32c(g, M), b.after);
+  LLVMValueRef br = latch(E, &b, i32c(g, M), b.after);
+  if (pl->size == 2) { /* f16: the width of f16_loop (find_peel asked for it) */
+    static const char *const width[1] = {"llvm.loop.vectorize.width"};
+    loop_hint(g, br, width, (LLVMValueRef[]){LLVMConstInt(g->i32, uopi_jit_vector_bits() / 16, 0)}, 1);
+  }
   LLVMPositionBuilderAtEnd(g->b, b.after);
   /* the rest: r = P + M + t, t in [0, T - M - P) (none when the peel took every iteration) */
   LLVMValueRef base = LLVMBuildAdd(g->b, P, i32c(g, M), "done");

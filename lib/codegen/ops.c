@@ -88,12 +88,24 @@ static LLVMValueRef floordiv(uopi_cg *E, const uopc_node *u, LLVMValueRef a, LLV
   return LLVMBuildSub(b, q, LLVMBuildZExt(b, adj, E->i32, ""), "div");
 }
 
+/* x as f32 when t is f16 (exact), else x.  LLVM 19 lowers a compare or a
+   sqrt of f16 vectors without AVX512-FP16 one lane at a time (vcvtph2ps,
+   vucomiss, setcc per lane: 32 of each per iteration), where the same
+   operation on the lanes widened to f32 is one instruction per vector.  A
+   compare of the widened values is the compare of the values; sqrt
+   rounded to f32 and then to f16 is sqrt rounded to f16 (24 bits >= 2 * 11
+   + 2: the double rounding is innocuous), which is how LLVM computes a
+   scalar f16 sqrt anyway. */
+static LLVMValueRef widen(uopi_cg *E, LLVMValueRef x, uopc_dtype t) {
+  return t == UOPC_DT_F16 ? LLVMBuildFPExt(E->b, x, E->f32, "w") : x;
+}
+
 static LLVMValueRef cast(uopi_cg *E, LLVMValueRef x, uopc_dtype from, uopc_dtype to) {
   LLVMBuilderRef b = E->b;
   if (from == to) return x;
   int ff = uopc_dtype_is_float(from), tf = uopc_dtype_is_float(to);
   if (to == UOPC_DT_BOOL)
-    return ff ? LLVMBuildFCmp(b, LLVMRealUNE, x, LLVMConstReal(uopi_cg_vtype(E, from), 0.0), "tobool")
+    return ff ? LLVMBuildFCmp(b, LLVMRealUNE, widen(E, x, from), LLVMConstReal(E->f32, 0.0), "tobool")
               : LLVMBuildICmp(b, LLVMIntNE, x, iconst(E, uopi_cg_vtype(E, from), 0), "tobool");
   if (from == UOPC_DT_BOOL) return tf ? LLVMBuildUIToFP(b, x, uopi_cg_vtype(E, to), "") : LLVMBuildZExt(b, x, E->i32, "");
   if (from == UOPC_DT_I32) return LLVMBuildSIToFP(b, x, uopi_cg_vtype(E, to), "");
@@ -127,18 +139,22 @@ LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s) {
   case UOPC_OP_MAX: /* b if b > a else a */
     if (t == UOPC_DT_BOOL) return LLVMBuildOr(b, s[0], s[1], "max");
     if (fl && E->fast) return uopi_cg_fast_max(E, s[0], s[1]);
-    r = fl ? LLVMBuildFCmp(b, LLVMRealOGT, s[1], s[0], "") : LLVMBuildICmp(b, LLVMIntSGT, s[1], s[0], "");
+    r = fl ? LLVMBuildFCmp(b, LLVMRealOGT, widen(E, s[1], t), widen(E, s[0], t), "")
+           : LLVMBuildICmp(b, LLVMIntSGT, s[1], s[0], "");
     return LLVMBuildSelect(b, r, s[1], s[0], "max");
   case UOPC_OP_CMPLT:
-    if (fl) return LLVMBuildFCmp(b, LLVMRealOLT, s[0], s[1], "lt");
+    if (fl) return LLVMBuildFCmp(b, LLVMRealOLT, widen(E, s[0], t), widen(E, s[1], t), "lt");
     return LLVMBuildICmp(b, t == UOPC_DT_BOOL ? LLVMIntULT : LLVMIntSLT, s[0], s[1], "lt");
   case UOPC_OP_CMPNE:
-    return fl ? LLVMBuildFCmp(b, LLVMRealUNE, s[0], s[1], "ne") : LLVMBuildICmp(b, LLVMIntNE, s[0], s[1], "ne");
+    return fl ? LLVMBuildFCmp(b, LLVMRealUNE, widen(E, s[0], t), widen(E, s[1], t), "ne")
+              : LLVMBuildICmp(b, LLVMIntNE, s[0], s[1], "ne");
   case UOPC_OP_FLOORDIV: return floordiv(E, u, s[0], s[1], 0);
   case UOPC_OP_FLOORMOD: return floordiv(E, u, s[0], s[1], 1);
   case UOPC_OP_WHERE: return LLVMBuildSelect(b, s[0], s[1], s[2], "where");
   case UOPC_OP_RECIP: return LLVMBuildFDiv(b, LLVMConstReal(uopi_cg_vtype(E, t), 1.0), s[0], "recip");
-  case UOPC_OP_SQRT: return intrinsic1(E, "llvm.sqrt", s[0]);
+  case UOPC_OP_SQRT:
+    if (t == UOPC_DT_F16) return LLVMBuildFPTrunc(b, intrinsic1(E, "llvm.sqrt", widen(E, s[0], t)), E->f16, "sqrt");
+    return intrinsic1(E, "llvm.sqrt", s[0]);
   case UOPC_OP_EXP2:
   case UOPC_OP_LOG2:
   case UOPC_OP_SIN:

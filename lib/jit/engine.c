@@ -195,12 +195,30 @@ const char *uopi_jit_target_id(void) {
 
 unsigned uopi_jit_generation(void) { return atomic_load_explicit(&generation, memory_order_relaxed); }
 
+/* What LLVM reports while a module is optimized and compiled.  Without a
+   handler LLVM prints every warning and remark to the host's stderr (a
+   loop hint the vectorizer could not follow: "loop not vectorized: ...")
+   and exits the process on an error.  Warnings, remarks and notes are about
+   how fast the code is, never what it computes: dropped.  An error keeps
+   LLVM's own behaviour (printed, exit(1)); none is known to be reachable
+   from a kernel the lowering emits. */
+static void diagnostic(LLVMDiagnosticInfoRef di, void *ud) {
+  (void)ud;
+  if (LLVMGetDiagInfoSeverity(di) != LLVMDSError) return;
+  char *d = LLVMGetDiagInfoDescription(di);
+  fprintf(stderr, "error: %s\n", d ? d : "LLVM error");
+  LLVMDisposeMessage(d);
+  exit(1);
+}
+
 uopc_status uopi_jit_module_new(const char *name, LLVMModuleRef *out, uopc_error *e) {
   uopi_jit_engine *g;
   uopc_status st = uopi_jit_get(&g, e);
   *out = NULL;
   if (st) return st;
-  LLVMModuleRef m = LLVMModuleCreateWithNameInContext(name, LLVMContextCreate());
+  LLVMContextRef lc = LLVMContextCreate();
+  LLVMContextSetDiagnosticHandler(lc, diagnostic, NULL);
+  LLVMModuleRef m = LLVMModuleCreateWithNameInContext(name, lc);
   LLVMSetTarget(m, g->triple);
   LLVMSetDataLayout(m, g->dl);
   *out = m;
