@@ -467,7 +467,10 @@ TEST(LoopPasses, F16LoopsGetTwoVectorsOfF32Lanes) {
       for (uopc_tier tier : {UOPC_TIER_FAST, UOPC_TIER_STRONG})
         for (unsigned flags : {0u, (unsigned)UOPC_COMPILE_FAST_MATH})
           if (!flags || (std::string(k.what).find("exp2") == std::string::npos &&
-                         std::string(k.what).find("sqrt") == std::string::npos))  // fast mode's are within a tolerance
+                         std::string(k.what).find("sqrt") == std::string::npos &&
+                         std::string(k.what).find("max") == std::string::npos))  // fast mode's exp2 and sqrt are
+                                                                                  // within a tolerance, its max of
+                                                                                  // a NaN unspecified (fast-math.md)
             EXPECT_EQ(plan_text_opts(c, k.u, {tier, flags, 1}), want) << what << " tier " << tier << " flags " << flags;
     }
     // an f16 converted to i32 is checked to fit by an accumulator in the same loop: no hint
@@ -476,6 +479,11 @@ TEST(LoopPasses, F16LoopsGetTwoVectorsOfF32Lanes) {
     EXPECT_NE(tir.find("fptosi"), std::string::npos) << tir;
     EXPECT_EQ(tir.find("llvm.loop.vectorize.width"), std::string::npos) << tir;
     EXPECT_EQ(plan_text_opts(c, toi, {UOPC_TIER_FAST, 0, 1}), run_text(c, toi));
+    // fast mode's max of f16 without NaN or signed zeros: run's bits
+    uopc_node *F = uopc_stack(c, fin.data(), n), *fmax = uopc_max(c, F, uopc_mul_k(c, F, 0.5));
+    EXPECT_EQ(Ir(c, fmax, UOPC_COMPILE_FAST_MATH).find(hint) != std::string::npos, width >= 16);
+    for (uopc_tier tier : {UOPC_TIER_FAST, UOPC_TIER_STRONG})
+      EXPECT_EQ(plan_text_opts(c, fmax, {tier, UOPC_COMPILE_FAST_MATH, 1}), run_text(c, fmax)) << "tier " << tier;
   }
   uopc_plan_cache_clear();
 }

@@ -138,6 +138,8 @@ LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s) {
     return r;
   case UOPC_OP_MAX: /* b if b > a else a */
     if (t == UOPC_DT_BOOL) return LLVMBuildOr(b, s[0], s[1], "max");
+    if (fl && E->fast && t == UOPC_DT_F16) /* one of the two, widened and back: exact */
+      return LLVMBuildFPTrunc(b, uopi_cg_fast_max(E, widen(E, s[0], t), widen(E, s[1], t)), E->f16, "max");
     if (fl && E->fast) return uopi_cg_fast_max(E, s[0], s[1]);
     r = fl ? LLVMBuildFCmp(b, LLVMRealOGT, widen(E, s[1], t), widen(E, s[0], t), "")
            : LLVMBuildICmp(b, LLVMIntSGT, s[1], s[0], "");
