@@ -23,9 +23,8 @@
 namespace {
 
 // o[i] = a[i] * b[i] + a[i] over n f32 (slots a 0, b 1, o 2).
-uopc_node *MulAdd(uopc_ctx *c, int n) {
-  uopc_node *A = uopc_buffer(c, 0, UOPC_DT_F32, n), *B = uopc_buffer(c, 1, UOPC_DT_F32, n),
-            *O = uopc_buffer(c, 2, UOPC_DT_F32, n);
+uopc_node *MulAdd(uopc_ctx *c, int n, uopc_dtype t = UOPC_DT_F32) {
+  uopc_node *A = uopc_buffer(c, 0, t, n), *B = uopc_buffer(c, 1, t, n), *O = uopc_buffer(c, 2, t, n);
   uopc_node *i = uopc_range_k(c, n, 0);
   uopc_node *a = uopc_load1(c, A, i);
   return uopc_sink1(c, uopc_end1(c, uopc_store1(c, O, i, uopc_add(c, uopc_mul(c, a, uopc_load1(c, B, i)), a)), i));
@@ -161,6 +160,53 @@ TEST(Stream, AlignedAndUnalignedOutputsMatchPlainC) {
       }
       free(mem);
       uopc_kernel_free(k);
+    }
+  }
+}
+
+// The same for an f16 kernel (a loop of f16 alone: two vectors of f32 lanes
+// and the peel, emit.c f16_loop and find_peel): outputs at every even byte
+// offset the peel aligns and at odd ones it cannot (every iteration in the
+// peel), against the same kernel compiled without streaming stores, at both
+// tiers; nothing written before or after the output.
+TEST(Stream, F16OutputsAtAnyOffsetMatchTheKernelWithout) {
+  EnvScope force("UOPC_STREAM_MIN_BYTES", "1");
+  const bool wide = uopi_jit_vector_bits() >= 512;
+  for (int n : {2048, 2063, 5}) {
+    for (uopc_tier t : {UOPC_TIER_FAST, UOPC_TIER_STRONG}) {
+      Ctx x;
+      uopc_node *root = MulAdd(x.c, n, UOPC_DT_F16);
+      ASSERT_NE(root, nullptr) << x.err();
+      uopc_compile_opts o{t, UOPC_COMPILE_STREAM, 0}, plain{t, 0, 0};
+      uopc_error e{};
+      uopc_kernel *k = uopc_compile(x.c, root, &o, &e), *ref = uopc_compile(x.c, root, &plain, &e);
+      ASSERT_TRUE(k && ref) << e.msg;
+      if (wide && n >= 1024) EXPECT_NE(Asm(x.c, root, t).find("vmovntdq"), std::string::npos) << "n " << n;
+      std::vector<uint16_t> a(n), b(n), want(n);
+      uint32_t s = 4242u + (uint32_t)n;
+      for (int i = 0; i < n; i++) {  // finite halves of both signs, exponents -8 .. 7
+        s = s * 1664525u + 1013904223u;
+        a[i] = (uint16_t)(((s >> 16) & 0x8000u) | ((7u + (s >> 20) % 16u) << 10) | (s & 0x3ffu));
+        s = s * 1664525u + 1013904223u;
+        b[i] = (uint16_t)(((s >> 16) & 0x8000u) | ((7u + (s >> 20) % 16u) << 10) | (s & 0x3ffu));
+      }
+      void *rbufs[3] = {a.data(), b.data(), want.data()};
+      ASSERT_EQ(uopc_kernel_call(ref, rbufs, 3, &e), UOPC_OK) << e.msg;
+      size_t bytes = ((size_t)n * 2 + 64 + 63) / 64 * 64;
+      char *mem = (char *)aligned_alloc(64, bytes);
+      ASSERT_NE(mem, nullptr);
+      for (int off : {0, 2, 16, 34, 62, 1, 3, 63}) {
+        char *out = mem + off;
+        memset(mem, 0xff, bytes);
+        void *bufs[3] = {a.data(), b.data(), out};
+        ASSERT_EQ(uopc_kernel_call(k, bufs, 3, &e), UOPC_OK) << e.msg;
+        EXPECT_EQ(memcmp(out, want.data(), (size_t)n * 2), 0) << "n " << n << " tier " << t << " byte offset " << off;
+        EXPECT_EQ((unsigned char)out[(size_t)n * 2], 0xff) << "n " << n << " byte offset " << off;
+        if (off) EXPECT_EQ((unsigned char)out[-1], 0xff) << "n " << n << " byte offset " << off;
+      }
+      free(mem);
+      uopc_kernel_free(k);
+      uopc_kernel_free(ref);
     }
   }
 }
