@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,27 @@ TEST(Stream, CliOptions) {
   EXPECT_EQ(r.out, "[11, 42, 93]\n");
 }
 
+// Calls kernel k (buffers a, b, out) with its output at each byte offset
+// from a 64-byte boundary: the n bytes written are want's, and the bytes
+// just before and after the output are untouched.
+void ExpectAtOffsets(uopc_kernel *k, const void *a, const void *b, const void *want, size_t n,
+                     std::initializer_list<int> offsets, const std::string &what) {
+  size_t bytes = (n + 64 + 63) / 64 * 64;
+  char *mem = (char *)aligned_alloc(64, bytes);
+  ASSERT_NE(mem, nullptr);
+  for (int off : offsets) {
+    char *out = mem + off;
+    memset(mem, 0xff, bytes);
+    void *bufs[3] = {const_cast<void *>(a), const_cast<void *>(b), out};
+    uopc_error e{};
+    EXPECT_EQ(uopc_kernel_call(k, bufs, 3, &e), UOPC_OK) << e.msg;
+    EXPECT_EQ(memcmp(out, want, n), 0) << what << " byte offset " << off;
+    EXPECT_EQ((unsigned char)out[n], 0xff) << what << " byte offset " << off;
+    if (off) EXPECT_EQ((unsigned char)out[-1], 0xff) << what << " byte offset " << off;
+  }
+  free(mem);
+}
+
 // The same bits as plain C, with the output aligned to 64 bytes, whole
 // floats off (the peel's split, at 1024 and 1031 elements; at 5 the aligned
 // copy or the ordinary one) and bytes off that no peel aligns, at both
@@ -144,21 +166,10 @@ TEST(Stream, AlignedAndUnalignedOutputsMatchPlainC) {
         volatile float m = a[i] * b[i];  // no contraction into an FMA
         want[i] = m + a[i];
       }
-      size_t bytes = ((size_t)n * 4 + 64 + 63) / 64 * 64;
-      char *mem = (char *)aligned_alloc(64, bytes);
-      ASSERT_NE(mem, nullptr);
       // byte offsets: aligned, whole floats off (the peel, at n >= 512), and not a multiple of 4 (x86 allows it;
       // the peel cannot align it: every iteration runs in the peel's scalar loop)
-      for (int off : {0, 4, 16, 60, 1, 2, 3, 61}) {
-        char *out = mem + off;
-        memset(mem, 0xff, bytes);
-        void *bufs[3] = {a.data(), b.data(), out};
-        ASSERT_EQ(uopc_kernel_call(k, bufs, 3, &e), UOPC_OK) << e.msg;
-        EXPECT_EQ(memcmp(out, want.data(), (size_t)n * 4), 0) << "n " << n << " tier " << t << " byte offset " << off;
-        EXPECT_EQ((unsigned char)out[(size_t)n * 4], 0xff) << "n " << n << " byte offset " << off;
-        if (off) EXPECT_EQ((unsigned char)out[-1], 0xff) << "n " << n << " byte offset " << off;
-      }
-      free(mem);
+      ExpectAtOffsets(k, a.data(), b.data(), want.data(), (size_t)n * 4, {0, 4, 16, 60, 1, 2, 3, 61},
+                      "n " + std::to_string(n) + " tier " + std::to_string(t));
       uopc_kernel_free(k);
     }
   }
@@ -192,19 +203,8 @@ TEST(Stream, F16OutputsAtAnyOffsetMatchTheKernelWithout) {
       }
       void *rbufs[3] = {a.data(), b.data(), want.data()};
       ASSERT_EQ(uopc_kernel_call(ref, rbufs, 3, &e), UOPC_OK) << e.msg;
-      size_t bytes = ((size_t)n * 2 + 64 + 63) / 64 * 64;
-      char *mem = (char *)aligned_alloc(64, bytes);
-      ASSERT_NE(mem, nullptr);
-      for (int off : {0, 2, 16, 34, 62, 1, 3, 63}) {
-        char *out = mem + off;
-        memset(mem, 0xff, bytes);
-        void *bufs[3] = {a.data(), b.data(), out};
-        ASSERT_EQ(uopc_kernel_call(k, bufs, 3, &e), UOPC_OK) << e.msg;
-        EXPECT_EQ(memcmp(out, want.data(), (size_t)n * 2), 0) << "n " << n << " tier " << t << " byte offset " << off;
-        EXPECT_EQ((unsigned char)out[(size_t)n * 2], 0xff) << "n " << n << " byte offset " << off;
-        if (off) EXPECT_EQ((unsigned char)out[-1], 0xff) << "n " << n << " byte offset " << off;
-      }
-      free(mem);
+      ExpectAtOffsets(k, a.data(), b.data(), want.data(), (size_t)n * 2, {0, 2, 16, 34, 62, 1, 3, 63},
+                      "n " + std::to_string(n) + " tier " + std::to_string(t));
       uopc_kernel_free(k);
       uopc_kernel_free(ref);
     }
