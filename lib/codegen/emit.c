@@ -541,10 +541,10 @@ static int find_peel(const em *E, peel *pl) {
   const uopi_pinst *n = &p->ins[l->src[0]];
   /* 4-byte elements, and f16 ones in a loop given two vectors of f32 lanes
      (f16_loop: a whole line of f16 per store) that loads nothing wider
-     (below): the vectorizer stores bool
-     results, and f16 results of other loops, as 32-byte vectors or
-     narrower, which never stream (nontemporal.c), so a peel would be
-     compile time and scalar iterations for nothing */
+     (below).  The vectorizer stores bool results, and f16 results of other
+     loops, as 32-byte vectors or narrower, which never stream
+     (nontemporal.c): a peel would be compile time and scalar iterations for
+     nothing */
   if ((size != 4 && size != 2) || l->depth >= 62 || n->kind != UOPI_P_VALUE || n->op != UOPC_OP_CONST ||
       n->node->arg.i * size < PEEL_MIN_BYTES)
     return 0;
@@ -553,9 +553,10 @@ static int find_peel(const em *E, peel *pl) {
     if (p->ins[end].kind == UOPI_P_LOOP) return 0; /* not innermost */
     else if (p->ins[end].kind == UOPI_P_VALUE && p->ins[end].op == UOPC_OP_LOAD && ((stored >> p->ins[end].slot) & 1))
       return 0; /* reads what it writes (streaming never asks for that; checked anyway) */
-    else if (p->ins[end].kind == UOPI_P_VALUE && p->ins[end].op == UOPC_OP_LOAD && align_of((uopc_dtype)p->ins[end].dtype) > size)
-      return 0; /* f16 results of f32 or i32 loads: aligning the stores leaves the loads where they were, and
-                   streaming a fifth of the traffic measured 7-20 % slower than not (docs/loops.md) */
+    else if (p->ins[end].kind == UOPI_P_VALUE && p->ins[end].op == UOPC_OP_LOAD &&
+             align_of((uopc_dtype)p->ins[end].dtype) > size)
+      return 0; /* an f16 result of f32 or i32 loads: aligning the stores leaves the loads split, and
+                   the stores are a fifth of the traffic: measured 7-20 % slower (docs/loops.md) */
   if (end == p->n || p->ins[end].src[0] != L || end - L > VECTORIZE_MAX) return 0;
   loop lp = {.at = L};
   if (unsafe_address(E, &lp, end) || (size == 2 && !f16_loop(E, &lp, end))) return 0;
