@@ -325,6 +325,13 @@ static void loop_hint(uopi_cg *g, LLVMValueRef br, const char *const *hint, cons
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->lc, "llvm.loop", 9), LLVMMetadataAsValue(g->lc, id));
 }
 
+/* Marks the latch br of a loop f16_loop accepts with its width: two vectors
+   of f32 lanes (llvm.loop.vectorize.width = vector bits / 16). */
+static void f16_width(uopi_cg *g, LLVMValueRef br) {
+  static const char *const width[1] = {"llvm.loop.vectorize.width"};
+  loop_hint(g, br, width, (LLVMValueRef[]){LLVMConstInt(g->i32, uopi_jit_vector_bits() / 16, 0)}, 1);
+}
+
 static void emit_inst(em *E, uint32_t i);
 static LLVMValueRef rebased(em *E, const uopi_pinst *x);
 
@@ -424,8 +431,7 @@ static void close_loop(em *E, uint32_t at) {
     int64_t n = LLVMConstIntGetSExtValue(l->end), w = (int64_t)(uopi_jit_vector_bits() / 32);
     loop_hint(g, br, row, (LLVMValueRef[]){LLVMConstInt(g->i32, (unsigned long long)(n / w), 0)}, 1);
   } else if (!l->serial && uopi_jit_vector_bits() >= 256 && f16_loop(E, l, at)) {
-    static const char *const width[1] = {"llvm.loop.vectorize.width"};
-    loop_hint(g, br, width, (LLVMValueRef[]){LLVMConstInt(g->i32, uopi_jit_vector_bits() / 16, 0)}, 1);
+    f16_width(g, br);
   } else if (l->serial) {
     static const char *const unroll[1] = {"llvm.loop.unroll.count"};
     loop_hint(g, br, unroll, (LLVMValueRef[]){LLVMConstInt(g->i32, SERIAL_UNROLL, 0)}, 1);
@@ -676,10 +682,7 @@ static void emit_peeled(em *E) {
   E->j = NULL;
   if (g->failed) return;
   LLVMValueRef br = latch(E, &b, i32c(g, M), b.after);
-  if (pl->size == 2) { /* f16: the width of f16_loop (find_peel asked for it) */
-    static const char *const width[1] = {"llvm.loop.vectorize.width"};
-    loop_hint(g, br, width, (LLVMValueRef[]){LLVMConstInt(g->i32, uopi_jit_vector_bits() / 16, 0)}, 1);
-  }
+  if (pl->size == 2) f16_width(g, br); /* f16: find_peel asked f16_loop */
   LLVMPositionBuilderAtEnd(g->b, b.after);
   /* the rest: r = P + M + t, t in [0, T - M - P) (none when the peel took every iteration) */
   LLVMValueRef base = LLVMBuildAdd(g->b, P, i32c(g, M), "done");
