@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,6 +63,15 @@ std::vector<std::string> entries(const std::string &dir) {
   std::vector<std::string> v;
   for (auto &n : list_dir(dir))
     if (n.size() > 4 && n.compare(n.size() - 4, 4, ".ukc") == 0) v.push_back(n);
+  return v;
+}
+
+// The names in dir that are neither entries nor the size file: temporary
+// files left behind.
+std::vector<std::string> leftovers(const std::string &dir) {
+  std::vector<std::string> v;
+  for (auto &n : list_dir(dir))
+    if (!(n.size() > 4 && n.compare(n.size() - 4, 4, ".ukc") == 0) && n != ".budget") v.push_back(n);
   return v;
 }
 
@@ -865,7 +875,8 @@ TEST_F(Cache, DiskHitInAWarmProcess) {
   EXPECT_EQ(f.meta.dtype[1], UOPC_DT_F32);
   EXPECT_EQ(f.obj_size, f.payload_size);  // stored as it is
   EXPECT_EQ(std::memcmp(f.obj, "\x7f" "ELF", 4), 0);
-  EXPECT_EQ(list_dir(dir_).size(), 2u);  // two entries, no temporary files
+  EXPECT_EQ(entries(dir_).size(), 2u);
+  EXPECT_EQ(leftovers(dir_), std::vector<std::string>{});  // no temporary files
 }
 
 TEST_F(Cache, ASecondProcessHitsTheDiskCache) {
@@ -1074,7 +1085,7 @@ TEST_F(Cache, DamagedEntriesAreRemovedAndRecompiled) {
     EXPECT_EQ(Stats().disk_hits, after.disk_hits + 1);
     CheckEw(K2.k, n);
   }
-  EXPECT_TRUE(list_dir(dir_).size() == entries(dir_).size());  // no temporary files left
+  EXPECT_EQ(leftovers(dir_), std::vector<std::string>{});  // no temporary files left
 }
 
 TEST_F(Cache, DecodeRejectsEveryTruncationAndByteFlip) {
@@ -1126,7 +1137,7 @@ TEST_F(Cache, TwoProcessesCompilingAtOnceLeaveOneValidEntry) {
       EXPECT_TRUE(x.out == "miss\n" || x.out == "disk hit\n") << x.out;
     }
     EXPECT_EQ(entries(dir_).size(), 1u);
-    EXPECT_EQ(list_dir(dir_).size(), 1u);  // no temporary file left
+    EXPECT_EQ(leftovers(dir_), std::vector<std::string>{});  // no temporary file left
     EXPECT_EQ(Cli(env, "cache warm --tier=strong '" + mm + "'").out, "disk hit\n");
   }
   // and the entry is the right code
@@ -1262,6 +1273,159 @@ TEST_F(Cache, SizeBoundEvictsTheLeastRecentlyUsed) {
     CompileEw(K, 105);
   }
   EXPECT_EQ(Stats().disk_writes, w);
+}
+
+// DIR/.budget (lib/kcache/disk.c, "the size bound"): 8-byte little-endian
+// records, a scan record (top bit) then the bytes of each entry written since.
+const uint64_t kScanRecord = UINT64_C(1) << 63;
+
+std::vector<uint64_t> BudgetRecords(const std::string &dir) {
+  std::string b = Slurp(dir + "/.budget");
+  std::vector<uint64_t> v;
+  for (size_t i = 0; i + 8 <= b.size(); i += 8) {
+    uint64_t r = 0;
+    for (int j = 7; j >= 0; j--) r = r << 8 | (uint8_t)b[i + j];
+    v.push_back(r);
+  }
+  return v;
+}
+
+std::string Records(const std::vector<uint64_t> &v) {
+  std::string b;
+  for (uint64_t r : v)
+    for (int j = 0; j < 8; j++) b += (char)(uint8_t)(r >> (8 * j));
+  return b;
+}
+
+// n entries of `size` bytes an hour old, which no estimate counts (an older
+// uopc wrote them, say): only scans see them (and evict them first).
+std::vector<std::string> OldUncountedEntries(const std::string &dir, int n, size_t size) {
+  std::vector<std::string> v;
+  EXPECT_TRUE(exists(dir));
+  for (int i = 0; i < n; i++) {
+    char hex[40];
+    snprintf(hex, sizeof hex, "%032x", i);
+    std::string name = dir + "/" + hex + ".ukc";
+    Spit(name, std::string(size, 'x'));
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= 3600;
+    t[1] = t[0];
+    utimensat(AT_FDCWD, name.c_str(), t, 0);
+    v.push_back(name);
+  }
+  return v;
+}
+
+uint64_t DiskBytes() {
+  uint64_t bytes = 0;
+  EXPECT_EQ(uopc_cache_disk_usage(nullptr, &bytes, nullptr), UOPC_OK);
+  return bytes;
+}
+
+TEST_F(Cache, EveryProcessSharesOneSizeEstimate) {
+  Warm(10);  // the first store finds no estimate: it scans and writes one
+  std::vector<uint64_t> r = BudgetRecords(dir_);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0], kScanRecord | DiskBytes());
+  Warm(11);  // a store adds its bytes
+  r = BudgetRecords(dir_);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[1], (uint64_t)Slurp(EwEntry(11)).size());
+  // 160 KiB the estimate does not know of, the bound 0.1 MiB: the estimate
+  // (three entries) is trusted, nothing is scanned nor evicted
+  std::vector<std::string> old = OldUncountedEntries(dir_, 40, 4096);
+  EnvVar max("UOPC_CACHE_MAX_MB", "0.1");
+  uint64_t evicted = Stats().disk_evicted;
+  Warm(12);
+  EXPECT_EQ(Stats().disk_evicted, evicted);
+  for (auto &p : old) EXPECT_TRUE(exists(p)) << p;
+  EXPECT_EQ(BudgetRecords(dir_).size(), 3u);
+  // other processes' stores, as they append them, take it over the bound:
+  // this store scans and evicts the oldest entries down to 90 % of it
+  std::ofstream(dir_ + "/.budget", std::ios::app | std::ios::binary) << Records({200000});
+  Warm(13);
+  EXPECT_GT(Stats().disk_evicted, evicted);
+  r = BudgetRecords(dir_);
+  ASSERT_EQ(r.size(), 1u);
+  uint64_t bytes = DiskBytes();
+  EXPECT_EQ(r[0], kScanRecord | bytes);
+  EXPECT_LE((double)bytes, 0.9 * 0.1 * 1048576);
+  for (int n = 10; n <= 13; n++) EXPECT_TRUE(exists(EwEntry(n))) << n;  // the recent ones stay
+  EXPECT_FALSE(exists(old[0]));
+}
+
+TEST_F(Cache, AMissingDamagedOrOldEstimateMeansAScan) {
+  EnvVar max("UOPC_CACHE_MAX_MB", "0.1");
+  ASSERT_EQ(mkdir(dir_.c_str(), 0700), 0);
+  const std::string budget = dir_ + "/.budget";
+  std::vector<uint64_t> rescan(1 + 1024, 0), before_rescan(1 + 1022, 0);
+  rescan[0] = before_rescan[0] = kScanRecord | 3000;
+  struct Case {
+    const char *what;
+    bool exists;         // the file is written
+    std::string bytes;   // its content
+    bool scan;           // the next store scans
+  } cases[] = {
+      {"no file (a directory an older uopc wrote)", false, "", true},
+      {"empty", true, "", true},
+      {"not a whole record", true, "abcde", true},
+      {"records but no scan record", true, Records({100, 200}), true},
+      {"too long", true, Records(std::vector<uint64_t>(2000, 1)), true},
+      {"1024 entries written since the scan", true, Records(rescan), true},
+      {"1023 entries written since the scan", true, Records(before_rescan), false},
+      {"a scan record under the bound", true, Records({kScanRecord | 3000}), false},
+  };
+  int n = 100;
+  for (const Case &k : cases) {
+    SCOPED_TRACE(k.what);
+    ASSERT_EQ(uopc_cache_clear_disk(nullptr, nullptr), UOPC_OK);
+    EXPECT_FALSE(exists(budget));  // clear removes it
+    std::vector<std::string> old = OldUncountedEntries(dir_, 40, 4096);
+    if (k.exists) Spit(budget, k.bytes);
+    uint64_t evicted = Stats().disk_evicted;
+    Warm(n++);
+    EXPECT_EQ(Stats().disk_evicted > evicted, k.scan);
+    EXPECT_EQ(exists(old[0]), !k.scan);
+    std::vector<uint64_t> r = BudgetRecords(dir_);
+    if (k.scan) {
+      ASSERT_EQ(r.size(), 1u);  // rewritten as the scan's record
+      EXPECT_EQ(r[0], kScanRecord | DiskBytes());
+    } else {
+      EXPECT_EQ(Slurp(budget).size(), k.bytes.size() + 8);  // one record more
+    }
+  }
+  // a scan that another holds (flock) is left to it; once released, the
+  // next store scans
+  ASSERT_EQ(uopc_cache_clear_disk(nullptr, nullptr), UOPC_OK);
+  std::vector<std::string> old = OldUncountedEntries(dir_, 40, 4096);
+  Spit(budget, "");
+  int fd = open(budget.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX), 0);
+  uint64_t evicted = Stats().disk_evicted;
+  Warm(n++);
+  EXPECT_EQ(Stats().disk_evicted, evicted);
+  EXPECT_TRUE(exists(old[0]));
+  close(fd);
+  Warm(n++);
+  EXPECT_GT(Stats().disk_evicted, evicted);
+  EXPECT_FALSE(exists(old[0]));
+}
+
+TEST_F(Cache, ASecondProcessDoesNotScanTheDirectoryAgain) {
+  std::string env = "UOPC_CACHE_DIR='" + dir_ + "' UOPC_DEBUG=cache";
+  CliRun a = Cli(env, "cache warm '" + ew_file_ + "'");
+  EXPECT_EQ(a.status, 0) << a.err;
+  EXPECT_NE(a.err.find("uopc cache: scanned "), std::string::npos) << a.err;  // the first store
+  std::string other = root_ + "/ew2.uir";
+  Spit(other, EwText(2000));
+  CliRun b = Cli(env, "cache warm '" + other + "'");
+  EXPECT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(b.out, "miss\n");
+  EXPECT_NE(b.err.find("uopc cache: wrote "), std::string::npos) << b.err;
+  EXPECT_EQ(b.err.find("scanned"), std::string::npos) << b.err;
+  EXPECT_EQ(BudgetRecords(dir_).size(), 2u);
 }
 
 TEST_F(Cache, ClearDiskRemovesEntriesAndLeftoverTemporaryFiles) {

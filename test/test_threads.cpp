@@ -180,7 +180,12 @@ TEST(Threads, TwoProcessesFillOneCacheDirectory) {
     }
   }
   EXPECT_EQ(CacheFiles(dir, ".ukc").size(), files.size());
-  EXPECT_EQ(CacheFiles(dir, "").size(), files.size());  // no temporary file left
+  // no temporary file left: the entries and the shared size estimate (whole
+  // 8-byte records: a scan's and at most one per entry written by each)
+  EXPECT_EQ(CacheFiles(dir, "").size(), files.size() + 1);
+  std::string budget = Slurp(dir + "/.budget");
+  EXPECT_EQ(budget.size() % 8, 0u);
+  EXPECT_LE(budget.size(), 8 * (2 * files.size() + 1));
   for (auto &f : files) EXPECT_EQ(UopcEnv(env, "cache warm --tier=strong " + Q(f)).out, "disk hit\n") << f;
   EXPECT_EQ(std::system(("rm -rf " + Q(root)).c_str()), 0);
 }
