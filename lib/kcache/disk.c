@@ -452,8 +452,8 @@ static uint64_t evict_lru(const char *dir, dent *v, size_t n, uint64_t total, ui
    and its scan record is lost (an entry under-counted until the next scan);
    an entry written twice by racing processes, or removed by hand, is counted
    (an early scan).  A scan holds flock on the file: a store that finds it
-   held leaves the scan to its holder.  Without a usable budget file the process scans on its
-   first store and every BUDGET_UNSHARED stores. */
+   held leaves the scan to its holder.  Without a usable budget file the
+   process scans on its first store and every BUDGET_UNSHARED stores. */
 #define BUDGET_FILE ".budget"
 #define BUDGET_SCAN (UINT64_C(1) << 63)
 #define BUDGET_RESCAN 1024
@@ -463,12 +463,15 @@ static uint64_t evict_lru(const char *dir, dent *v, size_t n, uint64_t total, ui
 /* The estimate in fd (*bytes, and *since: entries written since the scan);
    0 when the file holds no scan record or cannot be read. */
 static int budget_read(int fd, uint64_t *bytes, uint64_t *since) {
-  static _Thread_local uint8_t buf[8 * BUDGET_MAX_RECORDS];
   struct stat st;
   *bytes = *since = 0;
-  if (fstat(fd, &st) != 0 || st.st_size <= 0 || st.st_size % 8 != 0 || st.st_size > (off_t)sizeof buf) return 0;
+  if (fstat(fd, &st) != 0 || st.st_size <= 0 || st.st_size % 8 != 0 || st.st_size > 8 * BUDGET_MAX_RECORDS) return 0;
   size_t n = (size_t)st.st_size;
-  if (pread(fd, buf, n, 0) != (ssize_t)n) return 0;
+  uint8_t *buf = malloc(n);
+  if (!buf || pread(fd, buf, n, 0) != (ssize_t)n) {
+    free(buf);
+    return 0;
+  }
   int have = 0;
   for (size_t i = 0; i < n; i += 8) {
     uint64_t r = rd64(buf + i);
@@ -479,6 +482,7 @@ static int budget_read(int fd, uint64_t *bytes, uint64_t *since) {
       ++*since;
     }
   }
+  free(buf);
   return have;
 }
 
@@ -495,9 +499,8 @@ static void scan_dir(const char *dir, uint64_t max, int fd) {
   if (err || fd < 0) return;
   uint8_t r[8];
   wr64(r, total | BUDGET_SCAN);
-  if (ftruncate(fd, 0) != 0 || write(fd, r, sizeof r) != (ssize_t)sizeof r) {
-    /* the next store finds no scan record and scans again */
-  }
+  int ok = ftruncate(fd, 0) == 0 && write(fd, r, sizeof r) == (ssize_t)sizeof r;
+  (void)ok; /* on failure the next store finds no scan record and scans again */
 }
 
 /* After writing `added` bytes to dir: accounts for them, and scans when the
