@@ -42,3 +42,47 @@ function(uopc_link_deps t scope)
   target_link_libraries(${t} ${scope} $<BUILD_INTERFACE:LLVM> $<INSTALL_INTERFACE:${UOPC_LLVM_LIBRARY}>
                         ZLIB::ZLIB Threads::Threads m stdc++)  # stdc++: lib/jit/link.cpp, pool_mm.cpp, dual_mm.cpp
 endfunction()
+
+# The CLI links LLVM's static component libraries (llvm-19-dev ships them) when
+# UOPC_CLI_STATIC_LLVM is on and they are all there: a process that loads the
+# shared libLLVM spends ~35 ms before main applying its 341,586 relocations
+# (ld.so), once per CLI invocation (uopc --version 62 -> 25 ms, a jit-run disk
+# hit 67 -> 29 ms; docs/decisions.md, stop 37).  The libraries themselves
+# (libuopc.so, libuopc.a) link the shared libLLVM as before.  Sets
+# UOPC_CLI_LLVM_LIBS to the files (empty: link the shared libLLVM).
+option(UOPC_CLI_STATIC_LLVM "Link the uopc CLI with LLVM's static libraries (a faster start)" ON)
+set(UOPC_CLI_LLVM_LIBS "")
+if(NOT UOPC_CLI_STATIC_LLVM)
+  message(STATUS "uopc: the CLI links the shared libLLVM (UOPC_CLI_STATIC_LLVM=OFF)")
+else()
+  find_program(UOPC_LLVM_CONFIG NAMES llvm-config-19 llvm-config HINTS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH)
+  # LLVM's Support library calls zstd (Debian's libzstd1, a dependency of
+  # libllvm19; its libzstd.so link is in libzstd-dev, which we do not need)
+  find_library(UOPC_ZSTD_LIBRARY NAMES zstd libzstd.so.1)
+  set(_why "")
+  if(NOT UOPC_LLVM_CONFIG)
+    set(_why "no llvm-config in ${LLVM_TOOLS_BINARY_DIR}")
+  elseif(NOT UOPC_ZSTD_LIBRARY)
+    set(_why "no libzstd")
+  else()
+    execute_process(COMMAND ${UOPC_LLVM_CONFIG} --link-static --libfiles orcjit native passes
+                    OUTPUT_VARIABLE _files RESULT_VARIABLE _rc ERROR_VARIABLE _err OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT _rc EQUAL 0)
+      set(_why "llvm-config --link-static: ${_err}")
+    else()
+      separate_arguments(_files UNIX_COMMAND "${_files}")
+      foreach(_f IN LISTS _files)
+        if(NOT EXISTS ${_f})
+          set(_why "${_f} is missing")
+        endif()
+      endforeach()
+    endif()
+  endif()
+  if(_why)
+    message(STATUS "uopc: the CLI links the shared libLLVM (${_why})")
+  else()
+    set(UOPC_CLI_LLVM_LIBS ${_files} ${UOPC_ZSTD_LIBRARY})
+    list(LENGTH _files _n)
+    message(STATUS "uopc: the CLI links ${_n} static LLVM libraries")
+  endif()
+endif()
