@@ -34,7 +34,7 @@ echo "=== tsan: configure and build $dir (-DUOPC_SANITIZE_THREAD=ON)"
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUOPC_BENCH=OFF -DUOPC_WERROR=ON -DUOPC_SANITIZE_THREAD=ON \
   >"$dir.log" 2>&1 || { cat "$dir.log"; exit 1; }
 cmake --build "$dir" -j"$JOBS" >>"$dir.log" 2>&1 || { tail -50 "$dir.log"; exit 1; }
-logs=$PWD/$dir/tsan
+case $dir in /*) logs=$dir/tsan ;; *) logs=$PWD/$dir/tsan ;; esac  # an absolute build directory too
 rm -rf "$logs" && mkdir -p "$logs"
 # halt_on_error=0: every report of a run is logged; exitcode=66 fails the test
 export TSAN_OPTIONS="suppressions=$PWD/test/tsan.supp log_path=$logs/tsan exitcode=66 halt_on_error=0 second_deadlock_stack=1 history_size=4"
