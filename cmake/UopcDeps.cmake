@@ -34,13 +34,18 @@ if(NOT UOPC_LLVM_LIBRARY)
   message(FATAL_ERROR "uopc: cannot find the file of LLVM's shared library (target LLVM in ${LLVM_DIR})")
 endif()
 
-# Link the shared libLLVM (one library, no static components), zlib, threads
-# and libm: PRIVATE for the shared libuopc, PUBLIC for the static one (in
-# the installed package, LLVM by its file: see UOPC_LLVM_LIBRARY).
+# Link LLVM, zlib, threads and libm: PRIVATE for the shared libuopc, PUBLIC
+# for the static one.  LLVM is the shared libLLVM (one library, no static
+# components; in the installed package by its file: see UOPC_LLVM_LIBRARY),
+# or the library files given after scope (the CLI's static LLVM, below).
 function(uopc_link_deps t scope)
-  target_link_directories(${t} ${scope} $<BUILD_INTERFACE:${LLVM_LIBRARY_DIRS}>)
-  target_link_libraries(${t} ${scope} $<BUILD_INTERFACE:LLVM> $<INSTALL_INTERFACE:${UOPC_LLVM_LIBRARY}>
-                        ZLIB::ZLIB Threads::Threads m stdc++)  # stdc++: lib/jit/link.cpp, pool_mm.cpp, dual_mm.cpp
+  if(ARGN)
+    target_link_libraries(${t} ${scope} ${ARGN})
+  else()
+    target_link_directories(${t} ${scope} $<BUILD_INTERFACE:${LLVM_LIBRARY_DIRS}>)
+    target_link_libraries(${t} ${scope} $<BUILD_INTERFACE:LLVM> $<INSTALL_INTERFACE:${UOPC_LLVM_LIBRARY}>)
+  endif()
+  target_link_libraries(${t} ${scope} ZLIB::ZLIB Threads::Threads m stdc++)  # stdc++: lib/jit/link.cpp, pool_mm.cpp, dual_mm.cpp
 endfunction()
 
 # The CLI links LLVM's static component libraries (llvm-19-dev ships them) when

@@ -460,6 +460,8 @@ static uint64_t evict_lru(const char *dir, dent *v, size_t n, uint64_t total, ui
 #define BUDGET_UNSHARED 64
 #define BUDGET_MAX_RECORDS (BUDGET_RESCAN + 64) /* longer: damaged, rescan */
 
+static void budget_path(const char *dir, char *buf, size_t n) { snprintf(buf, n, "%s/" BUDGET_FILE, dir); }
+
 /* The estimate in fd (*bytes, and *since: entries written since the scan);
    0 when the file holds no scan record or cannot be read. */
 static int budget_read(int fd, uint64_t *bytes, uint64_t *since) {
@@ -507,7 +509,7 @@ static void scan_dir(const char *dir, uint64_t max, int fd) {
    estimate says so (above). */
 static void budget(const char *dir, uint64_t added, uint64_t max) {
   char path[PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/" BUDGET_FILE, dir);
+  budget_path(dir, path, sizeof path);
   int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
   int go;
   if (fd >= 0) {
@@ -625,7 +627,7 @@ uopc_status uopc_cache_clear_disk(uint64_t *removed, uopc_error *e) {
   }
   closedir(d);
   char path[PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/" BUDGET_FILE, dir);
+  budget_path(dir, path, sizeof path);
   unlink(path); /* the next store scans (an empty directory) and starts a new one */
   pthread_mutex_lock(&disk_lock);
   if (strcmp(bad_dir, dir) == 0) bad_dir[0] = 0;
