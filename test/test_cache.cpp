@@ -1030,6 +1030,8 @@ TEST_F(Cache, DamagedEntriesAreRemovedAndRecompiled) {
        }},
       {"trailing bytes", "trailing bytes",
        [](const std::string &p) { Spit(p, Slurp(p) + "junk"); }},
+      {"trailing bytes past the first read (64 KiB)", "trailing bytes",
+       [](const std::string &p) { Spit(p, Slurp(p) + std::string(70000, 'j')); }},
       {"not an object", "cannot link the object",
        [](const std::string &p) {
          std::string b = Slurp(p);
@@ -1106,6 +1108,116 @@ TEST_F(Cache, DecodeRejectsEveryTruncationAndByteFlip) {
 }
 
 // ---- concurrency, directories, settings ----------------------------------------------------------
+
+// A disk hit reads an entry in one read of 64 KiB (lib/kcache/disk.c,
+// FIRST_READ): an entry longer than that is read to its end.
+TEST_F(Cache, AnEntryLongerThanTheFirstReadHits) {
+  // x * c_k + d_k, 400 times, over 64 floats: an object of ~80 KiB
+  const int steps = 400;
+  std::string t = "%o = buffer : slot=0 dtype=f32 shape=(64,)\n%a = buffer : slot=1 dtype=f32 shape=(64,)\n"
+                  "%i = range 64 : idx=0\n%pa = index %a, %i\n%v0 = load %pa\n";
+  std::vector<float> c(steps), d(steps);
+  for (int k = 0; k < steps; k++) {
+    c[k] = 1.0f + 0.001f * (float)k, d[k] = 0.5f + 0.01f * (float)k;
+    char line[160];
+    snprintf(line, sizeof line, "%%m%d = mul %%v%d, %.9g\n%%v%d = add %%m%d, %.9g\n", k, k, (double)c[k], k + 1, k,
+             (double)d[k]);
+    t += line;
+  }
+  t += "%po = index %o, %i\n%st = store %po, %v" + std::to_string(steps) + "\n%e = end %st, %i\n%k = sink %e\n";
+  std::vector<float> a(64), want(64);
+  for (int i = 0; i < 64; i++) {
+    a[i] = 0.125f * (float)i - 4.0f;
+    float v = a[i];
+    for (int k = 0; k < steps; k++) {
+      volatile float p = v * c[k];
+      v = p + d[k];
+    }
+    want[i] = v;
+  }
+  auto compile_and_check = [&]() {
+    Kernel K;
+    uopc_error e{};
+    uopc_node *g = uopc_uir_parse(K.c, t.data(), t.size(), "long.uir", &e);
+    ASSERT_NE(g, nullptr) << e.msg;
+    uopc_compile_opts o{UOPC_TIER_FAST};
+    K.k = uopc_compile(K.c, g, &o, &e);
+    ASSERT_NE(K.k, nullptr) << e.msg;
+    std::vector<float> out(64, -1.0f);
+    void *bufs[2] = {out.data(), a.data()};
+    ASSERT_EQ(uopc_kernel_call(K.k, bufs, 2, &e), UOPC_OK) << e.msg;
+    EXPECT_EQ(memcmp(out.data(), want.data(), sizeof(float) * 64), 0);
+  };
+  compile_and_check();
+  uopc_cache_clear_memory();
+  std::vector<std::string> entries;
+  for (const std::string &n : list_dir(dir_))
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".ukc") == 0) entries.push_back(n);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_GT(Slurp(dir_ + "/" + entries[0]).size(), 65536u);
+  uopc_cache_stats before = Stats();
+  compile_and_check();
+  EXPECT_EQ(Stats().disk_hits, before.disk_hits + 1);
+  EXPECT_EQ(Stats().disk_damaged, before.disk_damaged);
+}
+
+// Something other than a file where an entry would be: a FIFO must not block
+// the lookup (an open without O_NONBLOCK waits for a writer forever), a
+// directory must not be taken for a damaged entry; both are misses.
+TEST_F(Cache, AFifoOrADirectoryWhereAnEntryWouldBeIsAMiss) {
+  Warm(7);  // makes the directory
+  std::string fifo = EwEntry(8), sub = EwEntry(9);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(mkdir(sub.c_str(), 0700), 0);
+  for (int n : {8, 9}) {
+    SCOPED_TRACE(n);
+    uopc_cache_stats before = Stats();
+    Kernel K;
+    CompileEw(K, n);
+    CheckEw(K.k, n);
+    EXPECT_EQ(Stats().disk_hits, before.disk_hits);
+    EXPECT_EQ(Stats().disk_damaged, before.disk_damaged);
+  }
+  struct stat st;
+  ASSERT_EQ(stat(sub.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));  // left alone (a store cannot rename over it)
+  ASSERT_EQ(rmdir(sub.c_str()), 0);
+}
+
+// A hit refreshes an mtime older than 2 s (the LRU clock); while this process
+// knows the entry's mtime is fresh, later hits skip the fstat that checks it,
+// so an mtime set back by hand is seen again only after that window.
+TEST_F(Cache, HitsRefreshTheMtimeAtMostOnceInTheWindow) {
+  std::string p = Warm(11);
+  auto set_age = [&](int seconds) {
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= seconds;
+    t[1] = t[0];
+    ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), t, 0), 0);
+  };
+  auto age = [&]() {
+    struct stat st;
+    EXPECT_EQ(stat(p.c_str(), &st), 0);
+    return (long)(time(nullptr) - st.st_mtime);
+  };
+  auto hit = [&]() {
+    uopc_cache_clear_memory();
+    uint64_t h = Stats().disk_hits;
+    Kernel K;
+    CompileEw(K, 11);
+    EXPECT_EQ(Stats().disk_hits, h + 1);
+  };
+  set_age(300);
+  hit();
+  EXPECT_LE(age(), 1);  // refreshed
+  set_age(300);
+  hit();
+  EXPECT_GE(age(), 299);  // within the window: not looked at
+  sleep(3);
+  hit();
+  EXPECT_LE(age(), 1);  // after it: refreshed again
+}
 
 TEST_F(Cache, TwoProcessesCompilingAtOnceLeaveOneValidEntry) {
   std::string mm = root_ + "/mm.uir";
