@@ -68,6 +68,10 @@ static int put_int(uopc_val *out, int64_t v) {
   return 1;
 }
 
+/* The i32 whose two's complement bits are u (no implementation-defined
+   conversion). */
+static inline int64_t i32_of_bits(uint32_t u) { return (int64_t)(u ^ UINT32_C(0x80000000)) - INT64_C(0x80000000); }
+
 /* Every NaN result is the one positive quiet NaN (x86 and ARM disagree on
    the sign of a generated NaN; the IR has a single NaN constant). */
 static inline int put_float(uopc_dtype t, uopc_val *out, double x) {
@@ -182,6 +186,11 @@ int uopc_exec_alu(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val 
     } else if (in_t == UOPC_DT_F16) {
       if (op == UOPC_OP_ADD) return put_float(UOPC_DT_F16, out, uopi_round_f16(in[0].f) + uopi_round_f16(in[1].f));
       if (op == UOPC_OP_MUL) return put_float(UOPC_DT_F16, out, uopi_round_f16(in[0].f) * uopi_round_f16(in[1].f));
+    } else if (in_t == UOPC_DT_I32) {
+      /* i32_op's wrap(wrap(a) op wrap(b)), modulo 2^32 in uint32_t (`run`
+         folds two of these per element of a*b+a) */
+      if (op == UOPC_OP_ADD) return put_int(out, i32_of_bits((uint32_t)in[0].i + (uint32_t)in[1].i));
+      if (op == UOPC_OP_MUL) return put_int(out, i32_of_bits((uint32_t)in[0].i * (uint32_t)in[1].i));
     }
   }
   return exec_general(op, out_t, in_t, in, out);
