@@ -592,6 +592,58 @@ TEST(JitEngine, ErrorsAreReportedNotFatal) {
   EXPECT_TRUE(EwIsExact(c, 8, 5));
 }
 
+// An error LLVM reports as a diagnostic (here instruction selection refusing
+// an inline asm constraint) fails the compile with LLVM's message; LLVM's own behaviour
+// without a handler is to print it and exit the process.  The object path
+// and the assembly text path alike, and the engine keeps working after.
+TEST(JitEngine, LlvmErrorDiagnosticsFailTheCompileNotTheProcess) {
+  auto bad_asm_module = [](const std::string &name) {
+    uopc_error e{};
+    LLVMModuleRef m = nullptr;
+    EXPECT_EQ(uopi_jit_module_new(name.c_str(), &m, &e), UOPC_OK) << e.msg;
+    LLVMContextRef cx = LLVMGetModuleContext(m);
+    LLVMTypeRef pt = LLVMPointerTypeInContext(cx, 0);
+    LLVMValueRef fn = LLVMAddFunction(m, name.c_str(), LLVMFunctionType(LLVMVoidTypeInContext(cx), &pt, 1, 0));
+    // an output constraint naming no register: instruction selection reports
+    // "couldn't allocate output register for constraint '{uopc_no_such_reg}'"
+    LLVMTypeRef vt = LLVMFunctionType(LLVMInt32TypeInContext(cx), nullptr, 0, 0);
+    const char text[] = "", cons[] = "={uopc_no_such_reg}";
+    LLVMValueRef ia = LLVMGetInlineAsm(vt, text, 0, cons, sizeof cons - 1, 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(cx);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cx, fn, "entry"));
+    LLVMValueRef v = LLVMBuildCall2(b, vt, ia, nullptr, 0, "v");
+    LLVMBuildStore(b, v, LLVMGetParam(fn, 0));
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+    return m;
+  };
+  for (uopi_jit_tier t : {UOPI_JIT_TIER0, UOPI_JIT_TIER2}) {
+    SCOPED_TRACE((int)t);
+    std::string name = Name("diag");
+    uopc_error e{};
+    uopi_jit_code *k = nullptr;
+    EXPECT_EQ(uopi_jit_compile(bad_asm_module(name), name.c_str(), 1, t, &k, &e), UOPC_ERR_JIT);
+    EXPECT_EQ(k, nullptr);
+    EXPECT_NE(std::strstr(e.msg, "LLVM error: "), nullptr) << e.msg;
+    EXPECT_NE(std::strstr(e.msg, "uopc_no_such_reg"), nullptr) << e.msg;
+    LLVMModuleRef m = bad_asm_module(name);
+    char *text = nullptr;
+    e = uopc_error{};
+    EXPECT_EQ(uopi_jit_asm_text(m, t, &text, &e), UOPC_ERR_JIT);
+    EXPECT_EQ(text, nullptr);
+    EXPECT_NE(std::strstr(e.msg, "LLVM error: "), nullptr) << e.msg;
+    uopi_jit_module_free(m);
+  }
+  // the engine still compiles and runs kernels
+  std::string name = Name("after");
+  uopc_error e{};
+  LLVMModuleRef m;
+  ASSERT_EQ(sample_module(SAMPLE_EW, 8, name.c_str(), &m, &e), UOPC_OK) << e.msg;
+  uopi_jit_code *k = nullptr;
+  ASSERT_EQ(uopi_jit_compile(m, name.c_str(), 3, UOPI_JIT_TIER0, &k, &e), UOPC_OK) << e.msg;
+  uopi_jit_free(k);
+}
+
 TEST(JitEngine, ShutdownWaitsForKernelsThenRestarts) {
   uopc_error e{};
   uopc_cache_clear_memory();  // code other tests left in the kernel cache (one process) is live too

@@ -199,16 +199,31 @@ unsigned uopi_jit_generation(void) { return atomic_load_explicit(&generation, me
    handler LLVM prints every warning and remark to the host's stderr (a
    loop hint the vectorizer could not follow: "loop not vectorized: ...")
    and exits the process on an error.  Warnings, remarks and notes are about
-   how fast the code is, never what it computes: dropped.  An error keeps
-   LLVM's own behaviour (printed, exit(1)); none is known to be reachable
-   from a kernel the lowering emits. */
+   how fast the code is, never what it computes: dropped.  An error (an
+   inline asm the assembler rejects, a backend's "unsupported ...": none is
+   known to be reachable from a kernel the lowering emits) is recorded, the
+   first one per module context, and the compile fails with it
+   (uopi_jit_diag_check): LLVM goes on after a diagnostic its handler
+   returns from, as clang does with backend errors, instead of exiting the
+   host application. */
+typedef struct diag_state {
+  int failed;
+  char msg[400];
+} diag_state;
+
 static void diagnostic(LLVMDiagnosticInfoRef di, void *ud) {
-  (void)ud;
-  if (LLVMGetDiagInfoSeverity(di) != LLVMDSError) return;
+  diag_state *s = ud;
+  if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || !s || s->failed) return;
   char *d = LLVMGetDiagInfoDescription(di);
-  fprintf(stderr, "error: %s\n", d ? d : "LLVM error");
+  snprintf(s->msg, sizeof s->msg, "%s", d && *d ? d : "(no description)");
   LLVMDisposeMessage(d);
-  exit(1);
+  s->failed = 1;
+}
+
+uopc_status uopi_jit_diag_check(LLVMModuleRef m, uopc_error *e) {
+  diag_state *s = LLVMContextGetDiagnosticContext(LLVMGetModuleContext(m));
+  if (!s || !s->failed || LLVMContextGetDiagnosticHandler(LLVMGetModuleContext(m)) != diagnostic) return UOPC_OK;
+  return uopi_jit_fail(e, UOPC_ERR_JIT, "LLVM error: %s", s->msg);
 }
 
 uopc_status uopi_jit_module_new(const char *name, LLVMModuleRef *out, uopc_error *e) {
@@ -216,8 +231,10 @@ uopc_status uopi_jit_module_new(const char *name, LLVMModuleRef *out, uopc_error
   uopc_status st = uopi_jit_get(&g, e);
   *out = NULL;
   if (st) return st;
+  diag_state *ds = calloc(1, sizeof *ds);
+  if (!ds) return uopi_jit_fail(e, UOPC_ERR_NOMEM, "out of memory");
   LLVMContextRef lc = LLVMContextCreate();
-  LLVMContextSetDiagnosticHandler(lc, diagnostic, NULL);
+  LLVMContextSetDiagnosticHandler(lc, diagnostic, ds);
   LLVMModuleRef m = LLVMModuleCreateWithNameInContext(name, lc);
   LLVMSetTarget(m, g->triple);
   LLVMSetDataLayout(m, g->dl);
@@ -228,6 +245,8 @@ uopc_status uopi_jit_module_new(const char *name, LLVMModuleRef *out, uopc_error
 void uopi_jit_module_free(LLVMModuleRef m) {
   if (!m) return;
   LLVMContextRef c = LLVMGetModuleContext(m);
+  void *ds = LLVMContextGetDiagnosticHandler(c) == diagnostic ? LLVMContextGetDiagnosticContext(c) : NULL;
   LLVMDisposeModule(m);
   LLVMContextDispose(c);
+  free(ds);
 }

@@ -38,6 +38,12 @@ UOPI_FUNC uopc_status uopi_jit_fail_err(uopc_error *e, LLVMErrorRef err, const c
 /* Disposes msg (an LLVM message; NULL allowed). */
 UOPI_FUNC uopc_status uopi_jit_fail_msg(uopc_error *e, char *msg, const char *what);
 
+/* ---- engine.c: LLVM's error diagnostics ----------------------------------
+ * UOPC_ERR_JIT with LLVM's message when an error diagnostic was reported in
+ * m's context (made by uopi_jit_module_new) while it was optimized or
+ * compiled; UOPC_OK otherwise (also for a context made elsewhere). */
+UOPI_FUNC uopc_status uopi_jit_diag_check(LLVMModuleRef m, uopc_error *e);
+
 /* ---- tm.c: pooled host TargetMachines ------------------------------------
  * A TargetMachine is used by one thread at a time: take one for a pass run
  * or a codegen, give it back after.  TMs are made on demand (one per tier per

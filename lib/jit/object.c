@@ -28,6 +28,10 @@ uopc_status uopi_jit_emit(LLVMModuleRef m, uopi_jit_tier t, int asm_text, uint8_
   uopi_jit_tm_give(t, tm);
   if (bad) return uopi_jit_fail_msg(e, msg, "LLVM code generation failed");
   if (msg) LLVMDisposeMessage(msg);
+  if ((st = uopi_jit_diag_check(m, e)) != UOPC_OK) {
+    LLVMDisposeMemoryBuffer(buf);
+    return st;
+  }
   size_t n = LLVMGetBufferSize(buf);
   uint8_t *p = malloc(n + 1);
   if (p) {

@@ -113,6 +113,7 @@ uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
   LLVMDisposePassBuilderOptions(o);
   uopi_jit_tm_give(t, tm);
   if (err) return uopi_jit_fail_err(e, err, "LLVM passes failed");
+  if ((st = uopi_jit_diag_check(m, e)) != UOPC_OK) return st;
   if (uopi_jit_module_stream(m)) uopi_jit_mark_nontemporal(m); /* streaming stores (nontemporal.c) */
   if (t == UOPI_JIT_TIER0) uopi_jit_sink_to_uses(m); /* for CodeGen None's registers (sink.c) */
   uopi_jit_bound_blocks(m, UOPI_JIT_BLOCK_MAX); /* for the machine scheduler (blocks.c) */
