@@ -848,6 +848,48 @@ TEST(KernelSafety, UndefinedDataDoesNotKillTheProcess) {
   }
 }
 
+// A divisor known only at run time is divided in double (lib/codegen/ops.c
+// floordiv: exact for i32).  Every pair of a grid of edge values (the
+// extremes, their neighbours, +-1, +-2, powers of two and their neighbours,
+// 46341 = ceil(sqrt(2^31)), quotients just beside an integer) against
+// exec_alu and against Python's rules written out in 64-bit integers, at
+// both tiers, in loops long enough to vectorize.
+TEST(KernelDivision, RuntimeDivisorsAreExactOnEdgeValues) {
+  std::vector<int32_t> v = {INT32_MIN, INT32_MIN + 1, INT32_MIN + 2, INT32_MAX, INT32_MAX - 1, INT32_MAX - 2,
+                            0, 1, -1, 2, -2, 3, -3, 7, -7, 46341, -46341, 46340, 65535, -65536, 1000000007,
+                            -999999937, 2147483646 / 3, -(2147483646 / 7)};
+  for (int k = 1; k <= 30; k++)
+    for (int d : {-1, 0, 1}) v.push_back((int32_t)((1u << k) + (uint32_t)d)), v.push_back(-(int32_t)(1u << k) + d);
+  const size_t n = v.size() * v.size();
+  std::vector<int32_t> a(n), b(n);
+  for (size_t i = 0; i < v.size(); i++)
+    for (size_t j = 0; j < v.size(); j++) a[i * v.size() + j] = v[i], b[i * v.size() + j] = v[j];
+  for (uopc_op op : {UOPC_OP_FLOORDIV, UOPC_OP_FLOORMOD})
+    for (uopc_tier t : kTiers) {
+      SCOPED_TRACE(uopc_op_name(op));
+      Ctx c;
+      uopc_fuzz_pair p{op, UOPC_DT_I32, UOPC_DT_I32};
+      Kernel kern = Compile(c.c, uopc_fuzz_kernel(c.c, &p, (uint32_t)n), t);
+      ASSERT_TRUE(kern);
+      std::vector<int32_t> o(n, 7);
+      ASSERT_EQ(Call(kern, {a.data(), b.data(), o.data()}), UOPC_OK);
+      size_t checked = 0;
+      for (size_t i = 0; i < n; i++) {
+        int64_t x = a[i], y = b[i];
+        if (y == 0 || (x == INT32_MIN && y == -1)) continue;  // no value (KernelSafety above)
+        int64_t q = x / y, r = x % y;  // truncating, exact in 64 bits
+        if (r != 0 && ((r < 0) != (y < 0))) q -= 1, r += y;
+        uopc_val in[2] = {{x, 0}, {y, 0}}, e{};
+        ASSERT_TRUE(uopc_exec_alu(op, UOPC_DT_I32, UOPC_DT_I32, in, &e));
+        int64_t want = op == UOPC_OP_FLOORDIV ? q : r;
+        ASSERT_EQ(e.i, want) << x << " " << y;
+        ASSERT_EQ(o[i], want) << x << " " << uopc_op_name(op) << " " << y << " (tier " << t << ")";
+        checked++;
+      }
+      EXPECT_GT(checked, n * 9 / 10);
+    }
+}
+
 // A caller running with FTZ and DAZ set (as -ffast-math programs do) gets
 // the same, IEEE results; its MXCSR is given back.
 TEST(KernelFp, CallerFtzDazDoesNotChangeResults) {

@@ -81,6 +81,23 @@ static LLVMValueRef floordiv(uopi_cg *E, const uopc_node *u, LLVMValueRef a, LLV
                                               LLVMBuildICmp(b, LLVMIntEQ, d, iconst(E, E->i32, -1), ""), ""),
                                  "undef_div");
   LLVMValueRef ds = LLVMBuildSelect(b, bad, one, d, "d");
+  if (bn->op != UOPC_OP_CONST) {
+    /* A divisor known only at run time: floor(a / d) in double, which is
+       exact for i32 operands.  a and d convert exactly; the quotient a/d is
+       rounded by at most half an ulp, |a/d| * 2^-53 <= 2^-22 / |d|, while a
+       quotient that is not an integer lies at least 1/|d| from the nearest
+       one: floor sees the exact quotient's integer part, and the result
+       (d != 0, not INT_MIN / -1) fits in i32.  x86 has no vector integer
+       division: the loop vectorizer scalarized idiv (~6 cycles an element),
+       where vdivpd divides 8 lanes (docs/loops.md, "Division").  A constant
+       divisor keeps sdiv/srem, which LLVM turns into a multiply. */
+    LLVMValueRef qd = LLVMBuildFDiv(b, LLVMBuildSIToFP(b, a, E->f64, "ad"), LLVMBuildSIToFP(b, ds, E->f64, "dd"), "qd");
+    LLVMValueRef q = LLVMBuildFPToSI(b, intrinsic1(E, "llvm.floor", qd), E->i32, "q");
+    if (!mod) return q;
+    /* modulo 2^32 (no nsw): q*d itself may not fit (INT_MAX % -2: q*d = 2^31),
+       a - q*d, the remainder, always does */
+    return LLVMBuildSub(b, a, LLVMBuildMul(b, q, ds, ""), "mod");
+  }
   LLVMValueRef q = LLVMBuildSDiv(b, a, ds, "q"), r = LLVMBuildSRem(b, a, ds, "r");
   LLVMValueRef adj = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntNE, r, zero, ""),
                                   LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildXor(b, r, ds, ""), zero, ""), "adj");
