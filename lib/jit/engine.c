@@ -221,8 +221,10 @@ static void diagnostic(LLVMDiagnosticInfoRef di, void *ud) {
 }
 
 uopc_status uopi_jit_diag_check(LLVMModuleRef m, uopc_error *e) {
-  diag_state *s = LLVMContextGetDiagnosticContext(LLVMGetModuleContext(m));
-  if (!s || !s->failed || LLVMContextGetDiagnosticHandler(LLVMGetModuleContext(m)) != diagnostic) return UOPC_OK;
+  LLVMContextRef c = LLVMGetModuleContext(m);
+  if (LLVMContextGetDiagnosticHandler(c) != diagnostic) return UOPC_OK; /* not made by uopi_jit_module_new */
+  diag_state *s = LLVMContextGetDiagnosticContext(c);
+  if (!s || !s->failed) return UOPC_OK;
   return uopi_jit_fail(e, UOPC_ERR_JIT, "LLVM error: %s", s->msg);
 }
 

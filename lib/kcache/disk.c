@@ -285,8 +285,9 @@ static int is_tmp_name(const char *s) { return strncmp(s, TMP_PREFIX, strlen(TMP
 
 /* ---- loading ------------------------------------------------------------------ */
 
-/* Reads all of fd (a regular file of size hint); NULL on error or when too
-   large.  The first got bytes are already in *p (FIRST_READ of them). */
+/* Reads the rest of fd (a regular file of size hint) into p (malloc'd,
+   holding the first got bytes, FIRST_READ of them), grown to hint; the
+   buffer, or NULL (p freed) when too large or out of memory. */
 static uint8_t *read_rest(int fd, uint8_t *p, size_t got, size_t hint, size_t *n) {
   *n = 0;
   if (hint > MAX_FILE) {
@@ -414,11 +415,10 @@ int uopi_kdisk_load(const uopi_kkey *key, const uopi_kmeta *want, uopi_jit_code 
       why = msg;
     }
   }
-  if (why && why != oom && strcmp(why, "out of memory") != 0) {
-    if (have_st || fstat(fd, &st) == 0) {
-      if (S_ISREG(st.st_mode)) damaged(path, &st, why);
-    }
-  }
+  /* not the entry's fault: memory; not an entry: a FIFO (read 0 bytes) */
+  if (why && why != oom && strcmp(why, "out of memory") != 0 && (have_st || fstat(fd, &st) == 0) &&
+      S_ISREG(st.st_mode))
+    damaged(path, &st, why);
   free(bytes);
   close(fd);
   return hit;
