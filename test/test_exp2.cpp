@@ -162,4 +162,32 @@ TEST(StrictExp2, InlineDoubleStaysWithinItsErrorBound) {
          (unsigned long long)tested, (long long)worst, 100.0 * (double)near / (double)tested);
 }
 
+// The f16 inline path (exp2.c: x in [LO16, HI16], more than T = 2^16 ulps
+// from an f16 midpoint, the double rounded to f16 exactly): on every f16
+// input of the range, the inline double is within 2^12 ulps of libm's and
+// rounds to the same f16, and few inputs fall back.
+TEST(StrictExp2, F16InlinePathCoversTheRange) {
+  uint64_t tested = 0, near = 0;
+  int64_t worst = 0;
+  for (uint32_t hb = 0; hb < 65536; hb++) {
+    double xd = uopc_f16_to_double((uint16_t)hb);
+    if (!(xd >= UOPI_EXP2_LO16 && xd <= UOPI_EXP2_HI16)) continue;
+    float x = (float)xd;  // exact
+    double y = InlineDouble(x), ref = exp2(xd);
+    int64_t d = (int64_t)B64(y) - (int64_t)B64(ref);
+    worst = std::max(worst, d < 0 ? -d : d);
+    uint64_t low = B64(y) & ((UINT64_C(1) << 42) - 1);
+    bool is_near = low - ((UINT64_C(1) << 41) - UOPI_EXP2_T) <= 2 * (uint64_t)UOPI_EXP2_T;
+    near += is_near;
+    tested++;
+    if (!is_near)
+      ASSERT_EQ(uopc_f16_from_double(y), uopc_f16_from_double(ref)) << "x = " << xd;
+  }
+  EXPECT_LE(worst, 1 << 12);
+  EXPECT_GT(tested, 30000u);  // [-14, 16): 2 * 14 binades below 1 and 4 above, 1024 values each
+  EXPECT_LT((double)near / (double)tested, 1.0 / 256);
+  printf("inline f16 exp2: %llu inputs, worst %lld double ulps from libm, %llu near an f16 midpoint (libm)\n",
+         (unsigned long long)tested, (long long)worst, (unsigned long long)near);
+}
+
 }  // namespace

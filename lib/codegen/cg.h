@@ -51,17 +51,25 @@ UOPI_FUNC LLVMValueRef uopi_cg_fast_unary(uopi_cg *E, uopc_op op, LLVMValueRef x
    double xd, marked so that LLVM never folds, narrows or replaces it. */
 UOPI_FUNC LLVMValueRef uopi_cg_libm_call(uopi_cg *E, const char *name, LLVMValueRef xd);
 
-/* exp2.c (strict mode): exp2 of the f32 x, bit for bit fptrunc(libm exp2)
-   of its double, inline where that is provably the same and through the
-   libm call elsewhere (a branch to a block of its own). */
-UOPI_FUNC LLVMValueRef uopi_cg_exp2_f32(uopi_cg *E, LLVMValueRef x);
+/* ops.c: the double d rounded to f16 exactly (to nearest even), without
+   the per-element __truncdfhf2 call LLVM makes of `fptrunc double to half`. */
+UOPI_FUNC LLVMValueRef uopi_cg_f64_to_f16(uopi_cg *E, LLVMValueRef d);
+
+/* exp2.c (strict mode): exp2 of x, an f32 or f16 (dt), bit for bit libm's
+   double exp2 of it rounded to dt, inline where that is provably the same
+   and through the libm call elsewhere (a branch to a block of its own). */
+UOPI_FUNC LLVMValueRef uopi_cg_exp2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt);
 /* Its constants (test/test_exp2.cpp checks the error bound they imply):
-   the inline path serves x in [LO, HI] whose double is more than T ulps
-   from an f32 midpoint; 2^t on |t| <= 1/2 is the Taylor polynomial of
-   degree DEGREE with the coefficients uopi_exp2_taylor[0..DEGREE]. */
+   the inline path serves an f32 x in [LO, HI] whose double is more than T
+   ulps from an f32 midpoint, an f16 x in [LO16, HI16] (normal f16 results)
+   more than T ulps from an f16 midpoint; 2^t on |t| <= 1/2 is the Taylor
+   polynomial of degree DEGREE with the coefficients
+   uopi_exp2_taylor[0..DEGREE]. */
 #define UOPI_EXP2_LO (-125.0)
 #define UOPI_EXP2_HI 127.0
 #define UOPI_EXP2_T (1u << 16)
+#define UOPI_EXP2_LO16 (-14.0)
+#define UOPI_EXP2_HI16 15.9921875 /* the largest f16 below 16: exp2 of it is 65,174 < 65,504 */
 #define UOPI_EXP2_DEGREE 10
 extern __attribute__((visibility("hidden"))) const double uopi_exp2_taylor[UOPI_EXP2_DEGREE + 1];
 

@@ -89,9 +89,13 @@ static void define_variant(uopi_cg *E) {
   LLVMPositionBuilderAtEnd(E->b, saved);
 }
 
-LLVMValueRef uopi_cg_exp2_f32(uopi_cg *E, LLVMValueRef x) {
+LLVMValueRef uopi_cg_exp2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
   LLVMBuilderRef b = E->b;
-  LLVMValueRef lo = LLVMConstReal(E->f32, UOPI_EXP2_LO), hi = LLVMConstReal(E->f32, UOPI_EXP2_HI);
+  const int h = dt == UOPC_DT_F16;
+  LLVMValueRef x16 = x;
+  if (h) x = LLVMBuildFPExt(b, x, E->f32, "xw"); /* exact */
+  LLVMValueRef lo = LLVMConstReal(E->f32, h ? UOPI_EXP2_LO16 : UOPI_EXP2_LO);
+  LLVMValueRef hi = LLVMConstReal(E->f32, h ? UOPI_EXP2_HI16 : UOPI_EXP2_HI);
   /* in range: ordered compares, false for NaN */
   LLVMValueRef ge = LLVMBuildFCmp(b, LLVMRealOGE, x, lo, "");
   LLVMValueRef le = LLVMBuildFCmp(b, LLVMRealOLE, x, hi, "");
@@ -113,12 +117,18 @@ LLVMValueRef uopi_cg_exp2_f32(uopi_cg *E, LLVMValueRef x) {
   LLVMValueRef pb = LLVMBuildBitCast(b, p, E->i64, "");
   LLVMValueRef kb = LLVMBuildBitCast(b, kd, E->i64, "");
   LLVMValueRef yb = LLVMBuildAdd(b, pb, LLVMBuildShl(b, kb, lc(E, 52), ""), "");
-  /* near a midpoint: (low29 - (2^28 - T)) mod 2^64 <= 2T */
-  LLVMValueRef low = LLVMBuildAnd(b, yb, lc(E, (1u << 29) - 1), "");
-  LLVMValueRef off = LLVMBuildSub(b, low, lc(E, (1u << 28) - UOPI_EXP2_T), "");
-  LLVMValueRef far = LLVMBuildICmp(b, LLVMIntUGT, off, lc(E, 2 * (uint64_t)UOPI_EXP2_T), "far");
+  /* near a midpoint of the result type: (low - (2^(w-1) - T)) mod 2^64 <=
+     2T, w the mantissa bits below it (29 for f32, 42 for f16) */
+  const unsigned w = h ? 42 : 29;
+  const uint64_t margin = UOPI_EXP2_T;
+  LLVMValueRef low = LLVMBuildAnd(b, yb, lc(E, (UINT64_C(1) << w) - 1), "");
+  LLVMValueRef off = LLVMBuildSub(b, low, lc(E, (UINT64_C(1) << (w - 1)) - margin), "");
+  LLVMValueRef far = LLVMBuildICmp(b, LLVMIntUGT, off, lc(E, 2 * margin), "far");
   LLVMValueRef ok = LLVMBuildAnd(b, in, far, "ok");
-  LLVMValueRef fast = LLVMBuildFPTrunc(b, LLVMBuildBitCast(b, yb, E->f64, ""), E->f32, "");
+  /* f32: rounded here; f16: the double goes on, rounded after the join by
+     uopi_cg_f64_to_f16 (exact, for both paths) */
+  LLVMValueRef yd = LLVMBuildBitCast(b, yb, E->f64, "");
+  LLVMValueRef fast = h ? yd : LLVMBuildFPTrunc(b, yd, E->f32, "");
 
   LLVMBasicBlockRef here = LLVMGetInsertBlock(b);
   LLVMBasicBlockRef slow_bb = LLVMAppendBasicBlockInContext(E->lc, E->fn, "exp2.libm");
@@ -126,17 +136,17 @@ LLVMValueRef uopi_cg_exp2_f32(uopi_cg *E, LLVMValueRef x) {
   LLVMBuildCondBr(b, ok, join, slow_bb);
   LLVMPositionBuilderAtEnd(b, slow_bb);
   define_variant(E);
-  LLVMValueRef call = uopi_cg_libm_call(E, "exp2", LLVMBuildFPExt(b, x, E->f64, "wide"));
+  LLVMValueRef call = uopi_cg_libm_call(E, "exp2", LLVMBuildFPExt(b, h ? x16 : x, E->f64, "wide"));
   LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
                            LLVMCreateStringAttribute(E->lc, "vector-function-abi-variant", 27, variant_attr,
                                                      sizeof variant_attr - 1));
-  LLVMValueRef slow = LLVMBuildFPTrunc(b, call, E->f32, "");
+  LLVMValueRef slow = h ? call : LLVMBuildFPTrunc(b, call, E->f32, "");
   LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(b);
   LLVMBuildBr(b, join);
   LLVMPositionBuilderAtEnd(b, join);
-  LLVMValueRef r = LLVMBuildPhi(b, E->f32, "exp2");
+  LLVMValueRef r = LLVMBuildPhi(b, h ? E->f64 : E->f32, "exp2");
   LLVMValueRef vals[2] = {fast, slow};
   LLVMBasicBlockRef from[2] = {here, slow_end};
   LLVMAddIncoming(r, vals, from, 2);
-  return r;
+  return h ? uopi_cg_f64_to_f16(E, r) : r;
 }

@@ -57,17 +57,44 @@ LLVMValueRef uopi_cg_libm_call(uopi_cg *E, const char *name, LLVMValueRef xd) {
   return call;
 }
 
-static LLVMValueRef libm(uopi_cg *E, const char *name, LLVMValueRef x, uopc_dtype t) {
-  LLVMValueRef call = uopi_cg_libm_call(E, name, LLVMBuildFPExt(E->b, x, E->f64, "wide"));
-  return LLVMBuildFPTrunc(E->b, call, uopi_cg_vtype(E, t), "r");
-}
-
 static LLVMValueRef intrinsic1(uopi_cg *E, const char *name, LLVMValueRef x) {
   LLVMTypeRef t = LLVMTypeOf(x);
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   LLVMValueRef f = LLVMGetIntrinsicDeclaration(E->m, id, &t, 1);
   return LLVMBuildCall2(E->b, LLVMIntrinsicGetType(E->lc, id, &t, 1), f, &x, 1, "r");
 }
+
+/* The double d rounded to f16 (to nearest, ties to even), exactly, in
+   vector-friendly operations.  LLVM lowers `fptrunc double to half` without
+   AVX512-FP16 to a call of __truncdfhf2 per element (it cannot go through
+   f32: two roundings), which a vectorized loop then makes for every lane.
+   Here: d rounded to f32 *to odd* (truncated toward zero, the last bit set
+   when inexact), then to f16 by vcvtps2ph.  Rounding to odd with at least
+   two bits more than the target makes the second rounding the correct one
+   (Boldo and Melquiond, "When double rounding is odd"): f32 keeps 24 bits,
+   f16 11, and f32 covers f16's range, subnormals included.  NaN, the
+   infinities and exact values pass unchanged; a double beyond f32's range
+   becomes FLT_MAX (odd, so f16 infinity), one below its subnormals the
+   smallest f32 subnormal of its sign (f16 zero). */
+LLVMValueRef uopi_cg_f64_to_f16(uopi_cg *E, LLVMValueRef d) {
+  LLVMBuilderRef b = E->b;
+  LLVMValueRef t = LLVMBuildFPTrunc(b, d, E->f32, "rn");
+  LLVMValueRef back = LLVMBuildFPExt(b, t, E->f64, "");
+  LLVMValueRef inexact = LLVMBuildFCmp(b, LLVMRealONE, back, d, "inexact"); /* false for NaN */
+  LLVMValueRef away = LLVMBuildFCmp(b, LLVMRealOGT, intrinsic1(E, "llvm.fabs", back), intrinsic1(E, "llvm.fabs", d), "");
+  LLVMValueRef tb = LLVMBuildBitCast(b, t, E->i32, "");
+  LLVMValueRef tz = LLVMBuildSub(b, tb, LLVMBuildZExt(b, away, E->i32, ""), ""); /* toward zero */
+  LLVMValueRef odd = LLVMBuildOr(b, tz, iconst(E, E->i32, 1), "");
+  LLVMValueRef ro = LLVMBuildBitCast(b, LLVMBuildSelect(b, inexact, odd, tb, ""), E->f32, "ro");
+  return LLVMBuildFPTrunc(b, ro, E->f16, "h");
+}
+
+static LLVMValueRef libm(uopi_cg *E, const char *name, LLVMValueRef x, uopc_dtype t) {
+  LLVMValueRef call = uopi_cg_libm_call(E, name, LLVMBuildFPExt(E->b, x, E->f64, "wide"));
+  if (t == UOPC_DT_F16) return uopi_cg_f64_to_f16(E, call);
+  return LLVMBuildFPTrunc(E->b, call, uopi_cg_vtype(E, t), "r");
+}
+
 
 /* Python floor division / modulo on i32, never trapping. */
 static LLVMValueRef floordiv(uopi_cg *E, const uopc_node *u, LLVMValueRef a, LLVMValueRef d, int mod) {
@@ -181,7 +208,7 @@ LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s) {
   case UOPC_OP_LOG2:
   case UOPC_OP_SIN:
     if (E->fast) return uopi_cg_fast_unary(E, (uopc_op)u->op, s[0], t);
-    if (u->op == UOPC_OP_EXP2 && t == UOPC_DT_F32) return uopi_cg_exp2_f32(E, s[0]);
+    if (u->op == UOPC_OP_EXP2 && (t == UOPC_DT_F32 || t == UOPC_DT_F16)) return uopi_cg_exp2(E, s[0], t);
     return libm(E, u->op == UOPC_OP_EXP2 ? "exp2" : u->op == UOPC_OP_LOG2 ? "log2" : "sin", s[0], t);
   case UOPC_OP_CAST: return cast(E, s[0], t, (uopc_dtype)u->dtype);
   default: uopi_cg_fail(E, "%s cannot be compiled", uopc_op_name((uopc_op)u->op)); return NULL;
