@@ -95,7 +95,6 @@ static LLVMValueRef libm(uopi_cg *E, const char *name, LLVMValueRef x, uopc_dtyp
   return LLVMBuildFPTrunc(E->b, call, uopi_cg_vtype(E, t), "r");
 }
 
-
 /* Python floor division / modulo on i32, never trapping. */
 static LLVMValueRef floordiv(uopi_cg *E, const uopc_node *u, LLVMValueRef a, LLVMValueRef d, int mod) {
   const uopc_node *bn = u->src[1];
