@@ -51,6 +51,11 @@ UOPI_FUNC LLVMValueRef uopi_cg_fast_unary(uopi_cg *E, uopc_op op, LLVMValueRef x
    double xd, marked so that LLVM never folds, narrows or replaces it. */
 UOPI_FUNC LLVMValueRef uopi_cg_libm_call(uopi_cg *E, const char *name, LLVMValueRef xd);
 
+/* exp2.c: uopi_cg_libm_call marked with a masked two-lane vector variant
+   (uopc_NAME_m2), so that a loop with the call in a conditional block can
+   still be vectorized (the call scalarized under the mask). */
+UOPI_FUNC LLVMValueRef uopi_cg_libm_call_masked(uopi_cg *E, const char *name, LLVMValueRef xd);
+
 /* ops.c: the double d rounded to f16 exactly (to nearest even), without
    the per-element __truncdfhf2 call LLVM makes of `fptrunc double to half`. */
 UOPI_FUNC LLVMValueRef uopi_cg_f64_to_f16(uopi_cg *E, LLVMValueRef d);
@@ -72,5 +77,16 @@ UOPI_FUNC LLVMValueRef uopi_cg_exp2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt);
 #define UOPI_EXP2_HI16 15.9921875 /* the largest f16 below 16: exp2 of it is 65,174 < 65,504 */
 #define UOPI_EXP2_DEGREE 10
 extern __attribute__((visibility("hidden"))) const double uopi_exp2_taylor[UOPI_EXP2_DEGREE + 1];
+
+/* log2.c (strict mode): log2 of x, an f32 or f16 (dt), bit for bit libm's
+   double log2 of it rounded to dt, inline for positive finite x whose
+   double is more than UOPI_EXP2_T ulps from a midpoint of dt, through the
+   libm call elsewhere.  The inline double: x = m * 2^e with m in
+   [sqrt(1/2), sqrt(2)], s = (m - 1) / (m + 1), log2(x) = e + (2s * P(s^2)) /
+   ln 2 with P the atanh series to degree UOPI_LOG2_DEGREE in s^2. */
+UOPI_FUNC LLVMValueRef uopi_cg_log2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt);
+#define UOPI_LOG2_DEGREE 11
+#define UOPI_LOG2_SQRT2 1.4142135623730951
+#define UOPI_LOG2_INVLN2 1.4426950408889634
 
 #endif

@@ -30,6 +30,7 @@
  * its mask), so whole vectors take the inline path.  scripts/exp2-exhaustive.sh
  * checks all 2^32 inputs against libm; the suite checks a bounded subset.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "codegen/cg.h"
@@ -60,8 +61,8 @@ static LLVMValueRef fma_d(uopi_cg *E, LLVMValueRef a, LLVMValueRef b, LLVMValueR
 static LLVMValueRef dc(uopi_cg *E, double v) { return LLVMConstReal(E->f64, v); }
 static LLVMValueRef lc(uopi_cg *E, uint64_t v) { return LLVMConstInt(E->i64, v, 0); }
 
-/* The masked two-lane variant of exp2 named in the fallback call's
-   vector-function-abi-variant attribute: LLVM 19's vectorizer accepts a
+/* The masked two-lane variant of the libm function named in a fallback
+   call's vector-function-abi-variant attribute: LLVM 19's vectorizer accepts a
    call in a predicated block only when some masked variant exists
    (LoopVectorizationLegality); it then scalarizes the call under the mask
    or, at VF 2, calls this (on both lanes: a masked-off lane's result is
@@ -69,24 +70,33 @@ static LLVMValueRef lc(uopi_cg *E, uint64_t v) { return LLVMConstInt(E->i64, v, 
    vector registers across it, was tried: no faster (0.68 ms for 2^18
    elements either way, Zen 3), and LLVM 19 then returns with vzeroupper
    after restoring the ymm registers, losing their upper halves. */
-static const char variant_attr[] = "_ZGV_LLVM_M2v_exp2(uopc_exp2_m2)";
-
-static void define_variant(uopi_cg *E) {
-  if (LLVMGetNamedFunction(E->m, "uopc_exp2_m2")) return;
+static void define_variant(uopi_cg *E, const char *name, const char *variant) {
+  if (LLVMGetNamedFunction(E->m, variant)) return;
   LLVMTypeRef v2d = LLVMVectorType(E->f64, 2), v2b = LLVMVectorType(E->i1, 2);
   LLVMTypeRef params[2] = {v2d, v2b};
-  LLVMValueRef f = LLVMAddFunction(E->m, "uopc_exp2_m2", LLVMFunctionType(v2d, params, 2, 0));
+  LLVMValueRef f = LLVMAddFunction(E->m, variant, LLVMFunctionType(v2d, params, 2, 0));
   LLVMSetLinkage(f, LLVMInternalLinkage);
   LLVMBasicBlockRef saved = LLVMGetInsertBlock(E->b);
   LLVMPositionBuilderAtEnd(E->b, LLVMAppendBasicBlockInContext(E->lc, f, "entry"));
   LLVMValueRef r = LLVMGetUndef(v2d);
   for (unsigned i = 0; i < 2; i++) {
     LLVMValueRef lane = LLVMConstInt(E->i32, i, 0);
-    LLVMValueRef y = uopi_cg_libm_call(E, "exp2", LLVMBuildExtractElement(E->b, LLVMGetParam(f, 0), lane, ""));
+    LLVMValueRef y = uopi_cg_libm_call(E, name, LLVMBuildExtractElement(E->b, LLVMGetParam(f, 0), lane, ""));
     r = LLVMBuildInsertElement(E->b, r, y, lane, "");
   }
   LLVMBuildRet(E->b, r);
   LLVMPositionBuilderAtEnd(E->b, saved);
+}
+
+LLVMValueRef uopi_cg_libm_call_masked(uopi_cg *E, const char *name, LLVMValueRef xd) {
+  char variant[64], attr[128];
+  snprintf(variant, sizeof variant, "uopc_%s_m2", name);
+  int n = snprintf(attr, sizeof attr, "_ZGV_LLVM_M2v_%s(%s)", name, variant);
+  define_variant(E, name, variant);
+  LLVMValueRef call = uopi_cg_libm_call(E, name, xd);
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                           LLVMCreateStringAttribute(E->lc, "vector-function-abi-variant", 27, attr, (unsigned)n));
+  return call;
 }
 
 LLVMValueRef uopi_cg_exp2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
@@ -135,11 +145,7 @@ LLVMValueRef uopi_cg_exp2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(E->lc, E->fn, "exp2.done");
   LLVMBuildCondBr(b, ok, join, slow_bb);
   LLVMPositionBuilderAtEnd(b, slow_bb);
-  define_variant(E);
-  LLVMValueRef call = uopi_cg_libm_call(E, "exp2", LLVMBuildFPExt(b, h ? x16 : x, E->f64, "wide"));
-  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
-                           LLVMCreateStringAttribute(E->lc, "vector-function-abi-variant", 27, variant_attr,
-                                                     sizeof variant_attr - 1));
+  LLVMValueRef call = uopi_cg_libm_call_masked(E, "exp2", LLVMBuildFPExt(b, h ? x16 : x, E->f64, "wide"));
   LLVMValueRef slow = h ? call : LLVMBuildFPTrunc(b, call, E->f32, "");
   LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(b);
   LLVMBuildBr(b, join);

@@ -208,6 +208,7 @@ LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s) {
   case UOPC_OP_SIN:
     if (E->fast) return uopi_cg_fast_unary(E, (uopc_op)u->op, s[0], t);
     if (u->op == UOPC_OP_EXP2 && (t == UOPC_DT_F32 || t == UOPC_DT_F16)) return uopi_cg_exp2(E, s[0], t);
+    if (u->op == UOPC_OP_LOG2 && (t == UOPC_DT_F32 || t == UOPC_DT_F16)) return uopi_cg_log2(E, s[0], t);
     return libm(E, u->op == UOPC_OP_EXP2 ? "exp2" : u->op == UOPC_OP_LOG2 ? "log2" : "sin", s[0], t);
   case UOPC_OP_CAST: return cast(E, s[0], t, (uopc_dtype)u->dtype);
   default: uopi_cg_fail(E, "%s cannot be compiled", uopc_op_name((uopc_op)u->op)); return NULL;
