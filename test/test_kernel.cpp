@@ -890,37 +890,37 @@ TEST(KernelDivision, RuntimeDivisorsAreExactOnEdgeValues) {
     }
 }
 
-// Strict f16 exp2 (lib/codegen/exp2.c: inline for x in [-14, 16) away from
-// an f16 midpoint, libm elsewhere), log2 and sin (libm's double), each
-// rounded to f16 by ops.c's uopi_cg_f64_to_f16 (to odd in f32, then to f16):
-// every one of the 65,536 inputs, at both tiers, against exec_alu (libm's
-// double rounded to f16), bit for bit (a NaN for a NaN).  StrictExp2.F16InlinePathCoversTheRange checks the
-// inline path's share of the inputs.
+// Strict f16 exp2 and log2 (lib/codegen/exp2.c, log2.c: inline away from an
+// f16 midpoint, libm elsewhere) and sin (libm), each rounded to f16 by
+// ops.c's uopi_cg_f64_to_f16 (to odd in f32, then to f16): every one of the
+// 65,536 inputs, at both tiers, against exec_alu (libm's double rounded to
+// f16), bit for bit (a NaN for a NaN).  StrictExp2.F16InlinePathCoversTheRange
+// checks exp2's inline path's share of the inputs.
 TEST(KernelExp2, F16EveryInputSameBitsAsExecAlu) {
   const size_t n = 65536;
   std::vector<uint16_t> a(n);
   for (size_t i = 0; i < n; i++) a[i] = (uint16_t)i;
   for (uopc_op op : {UOPC_OP_EXP2, UOPC_OP_LOG2, UOPC_OP_SIN})
-  for (uopc_tier t : kTiers) {
-    SCOPED_TRACE(uopc_op_name(op));
-    Ctx c;
-    uopc_fuzz_pair p{op, UOPC_DT_F16, UOPC_DT_F16};
-    Kernel kern = Compile(c.c, uopc_fuzz_kernel(c.c, &p, (uint32_t)n), t);
-    ASSERT_TRUE(kern);
-    std::vector<uint16_t> o(n, 0x1234);
-    ASSERT_EQ(Call(kern, {a.data(), o.data()}), UOPC_OK);
-    size_t wrong = 0;
-    for (size_t i = 0; i < n; i++) {
-      uopc_val in{0, uopc_f16_to_double(a[i])}, r{};
-      ASSERT_TRUE(uopc_exec_alu(op, UOPC_DT_F16, UOPC_DT_F16, &in, &r));
-      uint16_t want = uopc_f16_from_double(r.f);
-      bool nan_both = std::isnan(r.f) && std::isnan(uopc_f16_to_double(o[i]));
-      if (o[i] != want && !nan_both && wrong++ < 10)
-        ADD_FAILURE() << uopc_op_name(op) << "(f16 0x" << std::hex << a[i] << ") = 0x" << o[i] << ", exec_alu 0x" << want
-                      << std::dec << " (tier " << t << ")";
+    for (uopc_tier t : kTiers) {
+      SCOPED_TRACE(uopc_op_name(op));
+      Ctx c;
+      uopc_fuzz_pair p{op, UOPC_DT_F16, UOPC_DT_F16};
+      Kernel kern = Compile(c.c, uopc_fuzz_kernel(c.c, &p, (uint32_t)n), t);
+      ASSERT_TRUE(kern);
+      std::vector<uint16_t> o(n, 0x1234);
+      ASSERT_EQ(Call(kern, {a.data(), o.data()}), UOPC_OK);
+      size_t wrong = 0;
+      for (size_t i = 0; i < n; i++) {
+        uopc_val in{0, uopc_f16_to_double(a[i])}, r{};
+        ASSERT_TRUE(uopc_exec_alu(op, UOPC_DT_F16, UOPC_DT_F16, &in, &r));
+        uint16_t want = uopc_f16_from_double(r.f);
+        bool nan_both = std::isnan(r.f) && std::isnan(uopc_f16_to_double(o[i]));
+        if (o[i] != want && !nan_both && wrong++ < 10)
+          ADD_FAILURE() << uopc_op_name(op) << "(f16 0x" << std::hex << a[i] << ") = 0x" << o[i] << ", exec_alu 0x" << want
+                        << std::dec << " (tier " << t << ")";
+      }
+      EXPECT_EQ(wrong, 0u);
     }
-    EXPECT_EQ(wrong, 0u);
-  }
 }
 
 // A caller running with FTZ and DAZ set (as -ffast-math programs do) gets

@@ -51,10 +51,21 @@ UOPI_FUNC LLVMValueRef uopi_cg_fast_unary(uopi_cg *E, uopc_op op, LLVMValueRef x
    double xd, marked so that LLVM never folds, narrows or replaces it. */
 UOPI_FUNC LLVMValueRef uopi_cg_libm_call(uopi_cg *E, const char *name, LLVMValueRef xd);
 
-/* exp2.c: uopi_cg_libm_call marked with a masked two-lane vector variant
-   (uopc_NAME_m2), so that a loop with the call in a conditional block can
-   still be vectorized (the call scalarized under the mask). */
+/* certain.c: what exp2.c and log2.c share.  uopi_cg_libm_call marked with
+   a masked two-lane vector variant (uopc_NAME_m2), so that a loop with the
+   call in a conditional block can still be vectorized (the call scalarized
+   under the mask). */
 UOPI_FUNC LLVMValueRef uopi_cg_libm_call_masked(uopi_cg *E, const char *name, LLVMValueRef xd);
+/* llvm.fma on doubles. */
+UOPI_FUNC LLVMValueRef uopi_cg_fma_d(uopi_cg *E, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
+/* i1: the double y is more than UOPI_EXP2_T ulps from a midpoint of f32
+   (h = 0) or of f16 (h = 1, y's f16 rounding normal). */
+UOPI_FUNC LLVMValueRef uopi_cg_far_from_midpoint(uopi_cg *E, LLVMValueRef y, int h);
+/* The result: where ok, the double y rounded to f32 (f16 when h); elsewhere
+   libm's double `name` of x (the f32 or f16 operand) rounded alike, through
+   a block of its own.  Leaves the builder after the join. */
+UOPI_FUNC LLVMValueRef uopi_cg_join_libm(uopi_cg *E, LLVMValueRef ok, LLVMValueRef y, const char *name, LLVMValueRef x,
+                                         int h);
 
 /* ops.c: the double d rounded to f16 exactly (to nearest even), without
    the per-element __truncdfhf2 call LLVM makes of `fptrunc double to half`. */

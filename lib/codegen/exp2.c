@@ -30,7 +30,6 @@
  * its mask), so whole vectors take the inline path.  scripts/exp2-exhaustive.sh
  * checks all 2^32 inputs against libm; the suite checks a bounded subset.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "codegen/cg.h"
@@ -50,54 +49,8 @@ const double uopi_exp2_taylor[UOPI_EXP2_DEGREE + 1] = {
     7.0549116208011233298e-09,
 };
 
-static LLVMValueRef fma_d(uopi_cg *E, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
-  LLVMTypeRef t = E->f64;
-  unsigned id = LLVMLookupIntrinsicID("llvm.fma", 8);
-  LLVMValueRef f = LLVMGetIntrinsicDeclaration(E->m, id, &t, 1);
-  LLVMValueRef args[3] = {a, b, c};
-  return LLVMBuildCall2(E->b, LLVMIntrinsicGetType(E->lc, id, &t, 1), f, args, 3, "");
-}
-
 static LLVMValueRef dc(uopi_cg *E, double v) { return LLVMConstReal(E->f64, v); }
 static LLVMValueRef lc(uopi_cg *E, uint64_t v) { return LLVMConstInt(E->i64, v, 0); }
-
-/* The masked two-lane variant of the libm function named in a fallback
-   call's vector-function-abi-variant attribute: LLVM 19's vectorizer accepts a
-   call in a predicated block only when some masked variant exists
-   (LoopVectorizationLegality); it then scalarizes the call under the mask
-   or, at VF 2, calls this (on both lanes: a masked-off lane's result is
-   unused).  A preserve_all wrapper around the call, to keep the loop's
-   vector registers across it, was tried: no faster (0.68 ms for 2^18
-   elements either way, Zen 3), and LLVM 19 then returns with vzeroupper
-   after restoring the ymm registers, losing their upper halves. */
-static void define_variant(uopi_cg *E, const char *name, const char *variant) {
-  if (LLVMGetNamedFunction(E->m, variant)) return;
-  LLVMTypeRef v2d = LLVMVectorType(E->f64, 2), v2b = LLVMVectorType(E->i1, 2);
-  LLVMTypeRef params[2] = {v2d, v2b};
-  LLVMValueRef f = LLVMAddFunction(E->m, variant, LLVMFunctionType(v2d, params, 2, 0));
-  LLVMSetLinkage(f, LLVMInternalLinkage);
-  LLVMBasicBlockRef saved = LLVMGetInsertBlock(E->b);
-  LLVMPositionBuilderAtEnd(E->b, LLVMAppendBasicBlockInContext(E->lc, f, "entry"));
-  LLVMValueRef r = LLVMGetUndef(v2d);
-  for (unsigned i = 0; i < 2; i++) {
-    LLVMValueRef lane = LLVMConstInt(E->i32, i, 0);
-    LLVMValueRef y = uopi_cg_libm_call(E, name, LLVMBuildExtractElement(E->b, LLVMGetParam(f, 0), lane, ""));
-    r = LLVMBuildInsertElement(E->b, r, y, lane, "");
-  }
-  LLVMBuildRet(E->b, r);
-  LLVMPositionBuilderAtEnd(E->b, saved);
-}
-
-LLVMValueRef uopi_cg_libm_call_masked(uopi_cg *E, const char *name, LLVMValueRef xd) {
-  char variant[64], attr[128];
-  snprintf(variant, sizeof variant, "uopc_%s_m2", name);
-  int n = snprintf(attr, sizeof attr, "_ZGV_LLVM_M2v_%s(%s)", name, variant);
-  define_variant(E, name, variant);
-  LLVMValueRef call = uopi_cg_libm_call(E, name, xd);
-  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
-                           LLVMCreateStringAttribute(E->lc, "vector-function-abi-variant", 27, attr, (unsigned)n));
-  return call;
-}
 
 LLVMValueRef uopi_cg_exp2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
   LLVMBuilderRef b = E->b;
@@ -123,36 +76,11 @@ LLVMValueRef uopi_cg_exp2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
   LLVMValueRef n = LLVMBuildFSub(b, kd, shifter, "n");
   LLVMValueRef t = LLVMBuildFSub(b, xd, n, "t");
   LLVMValueRef p = dc(E, uopi_exp2_taylor[UOPI_EXP2_DEGREE]);
-  for (int k = UOPI_EXP2_DEGREE - 1; k >= 0; k--) p = fma_d(E, p, t, dc(E, uopi_exp2_taylor[k]));
+  for (int k = UOPI_EXP2_DEGREE - 1; k >= 0; k--) p = uopi_cg_fma_d(E, p, t, dc(E, uopi_exp2_taylor[k]));
   LLVMValueRef pb = LLVMBuildBitCast(b, p, E->i64, "");
   LLVMValueRef kb = LLVMBuildBitCast(b, kd, E->i64, "");
   LLVMValueRef yb = LLVMBuildAdd(b, pb, LLVMBuildShl(b, kb, lc(E, 52), ""), "");
-  /* near a midpoint of the result type: (low - (2^(w-1) - T)) mod 2^64 <=
-     2T, w the mantissa bits below it (29 for f32, 42 for f16) */
-  const unsigned w = h ? 42 : 29;
-  const uint64_t margin = UOPI_EXP2_T;
-  LLVMValueRef low = LLVMBuildAnd(b, yb, lc(E, (UINT64_C(1) << w) - 1), "");
-  LLVMValueRef off = LLVMBuildSub(b, low, lc(E, (UINT64_C(1) << (w - 1)) - margin), "");
-  LLVMValueRef far = LLVMBuildICmp(b, LLVMIntUGT, off, lc(E, 2 * margin), "far");
-  LLVMValueRef ok = LLVMBuildAnd(b, in, far, "ok");
-  /* f32: rounded here; f16: the double goes on, rounded after the join by
-     uopi_cg_f64_to_f16 (exact, for both paths) */
   LLVMValueRef yd = LLVMBuildBitCast(b, yb, E->f64, "");
-  LLVMValueRef fast = h ? yd : LLVMBuildFPTrunc(b, yd, E->f32, "");
-
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(b);
-  LLVMBasicBlockRef slow_bb = LLVMAppendBasicBlockInContext(E->lc, E->fn, "exp2.libm");
-  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(E->lc, E->fn, "exp2.done");
-  LLVMBuildCondBr(b, ok, join, slow_bb);
-  LLVMPositionBuilderAtEnd(b, slow_bb);
-  LLVMValueRef call = uopi_cg_libm_call_masked(E, "exp2", LLVMBuildFPExt(b, h ? x16 : x, E->f64, "wide"));
-  LLVMValueRef slow = h ? call : LLVMBuildFPTrunc(b, call, E->f32, "");
-  LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(b);
-  LLVMBuildBr(b, join);
-  LLVMPositionBuilderAtEnd(b, join);
-  LLVMValueRef r = LLVMBuildPhi(b, h ? E->f64 : E->f32, "exp2");
-  LLVMValueRef vals[2] = {fast, slow};
-  LLVMBasicBlockRef from[2] = {here, slow_end};
-  LLVMAddIncoming(r, vals, from, 2);
-  return h ? uopi_cg_f64_to_f16(E, r) : r;
+  LLVMValueRef ok = LLVMBuildAnd(b, in, uopi_cg_far_from_midpoint(E, yd, h), "ok");
+  return uopi_cg_join_libm(E, ok, yd, "exp2", h ? x16 : x, h);
 }

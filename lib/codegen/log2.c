@@ -22,9 +22,9 @@
  * answered inline too: +-0 gives -inf, +inf +inf, a negative number or a
  * NaN the quiet NaN.  Results are never subnormal (|y| >= 1.7e-7 or y = 0
  * for f32 inputs, >= 7e-4 or 0 for f16), so the midpoint test is the whole
- * story.
- * test/test_log2.cpp checks the mirror's bound and the kernel against
- * libm; scripts/exp2-exhaustive.sh runs both on all inputs.
+ * story.  test/test_exp2.cpp (StrictLog2.*) checks the mirror's bound and
+ * the kernel against libm; scripts/exp2-exhaustive.sh runs both on all
+ * inputs.
  */
 #include <math.h>
 
@@ -32,14 +32,6 @@
 
 static LLVMValueRef dc(uopi_cg *E, double v) { return LLVMConstReal(E->f64, v); }
 static LLVMValueRef lc(uopi_cg *E, uint64_t v) { return LLVMConstInt(E->i64, v, 0); }
-
-static LLVMValueRef fma_d(uopi_cg *E, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
-  LLVMTypeRef t = E->f64;
-  unsigned id = LLVMLookupIntrinsicID("llvm.fma", 8);
-  LLVMValueRef f = LLVMGetIntrinsicDeclaration(E->m, id, &t, 1);
-  LLVMValueRef args[3] = {a, b, c};
-  return LLVMBuildCall2(E->b, LLVMIntrinsicGetType(E->lc, id, &t, 1), f, args, 3, "");
-}
 
 LLVMValueRef uopi_cg_log2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
   LLVMBuilderRef b = E->b;
@@ -62,14 +54,10 @@ LLVMValueRef uopi_cg_log2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
   LLVMValueRef s = LLVMBuildFDiv(b, f, LLVMBuildFAdd(b, dc(E, 2.0), f, ""), "s");
   LLVMValueRef z = LLVMBuildFMul(b, s, s, "z");
   LLVMValueRef p = dc(E, 1.0 / (2 * UOPI_LOG2_DEGREE + 1));
-  for (int k = UOPI_LOG2_DEGREE - 1; k >= 0; k--) p = fma_d(E, p, z, dc(E, 1.0 / (2 * k + 1)));
+  for (int k = UOPI_LOG2_DEGREE - 1; k >= 0; k--) p = uopi_cg_fma_d(E, p, z, dc(E, 1.0 / (2 * k + 1)));
   LLVMValueRef l = LLVMBuildFMul(b, LLVMBuildFMul(b, dc(E, 2.0), s, ""), p, "ln");
   LLVMValueRef y = LLVMBuildFAdd(b, LLVMBuildSIToFP(b, e, E->f64, ""), LLVMBuildFMul(b, l, dc(E, UOPI_LOG2_INVLN2), ""), "y");
-  /* near a midpoint of the result type (exp2.c's test) */
-  const unsigned w = h ? 42 : 29;
-  LLVMValueRef low = LLVMBuildAnd(b, LLVMBuildBitCast(b, y, E->i64, ""), lc(E, (UINT64_C(1) << w) - 1), "");
-  LLVMValueRef off = LLVMBuildSub(b, low, lc(E, (UINT64_C(1) << (w - 1)) - UOPI_EXP2_T), "");
-  LLVMValueRef far = LLVMBuildICmp(b, LLVMIntUGT, off, lc(E, 2 * (uint64_t)UOPI_EXP2_T), "far");
+  LLVMValueRef far = uopi_cg_far_from_midpoint(E, y, h);
   /* the rest needs no libm either: log2 of +-0 is -inf, of +inf +inf, of
      a negative number or a NaN a NaN (exec_alu's: its one quiet NaN) */
   LLVMValueRef sv = LLVMBuildSelect(
@@ -79,21 +67,5 @@ LLVMValueRef uopi_cg_log2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
       "special");
   y = LLVMBuildSelect(b, in, y, sv, "");
   LLVMValueRef ok = LLVMBuildOr(b, LLVMBuildNot(b, in, ""), far, "ok");
-  LLVMValueRef fast = h ? y : LLVMBuildFPTrunc(b, y, E->f32, "");
-
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(b);
-  LLVMBasicBlockRef slow_bb = LLVMAppendBasicBlockInContext(E->lc, E->fn, "log2.libm");
-  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(E->lc, E->fn, "log2.done");
-  LLVMBuildCondBr(b, ok, join, slow_bb);
-  LLVMPositionBuilderAtEnd(b, slow_bb);
-  LLVMValueRef call = uopi_cg_libm_call_masked(E, "log2", LLVMBuildFPExt(b, x, E->f64, "wide"));
-  LLVMValueRef slow = h ? call : LLVMBuildFPTrunc(b, call, E->f32, "");
-  LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(b);
-  LLVMBuildBr(b, join);
-  LLVMPositionBuilderAtEnd(b, join);
-  LLVMValueRef r = LLVMBuildPhi(b, h ? E->f64 : E->f32, "log2");
-  LLVMValueRef vals[2] = {fast, slow};
-  LLVMBasicBlockRef from[2] = {here, slow_end};
-  LLVMAddIncoming(r, vals, from, 2);
-  return h ? uopi_cg_f64_to_f16(E, r) : r;
+  return uopi_cg_join_libm(E, ok, y, "log2", x, h);
 }
