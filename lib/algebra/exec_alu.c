@@ -17,6 +17,7 @@
 
 #include "algebra/exec_alu_vec.h"
 #include "algebra/fround.h"
+#include "support/support.h"
 #include "internal.h"
 #include "uopc/algebra.h"
 
@@ -67,10 +68,6 @@ static int put_int(uopc_val *out, int64_t v) {
   out->f = 0.0;
   return 1;
 }
-
-/* The i32 whose two's complement bits are u (no implementation-defined
-   conversion). */
-static inline int64_t i32_of_bits(uint32_t u) { return (int64_t)(u ^ UINT32_C(0x80000000)) - INT64_C(0x80000000); }
 
 /* Every NaN result is the one positive quiet NaN (x86 and ARM disagree on
    the sign of a generated NaN; the IR has a single NaN constant). */
@@ -189,8 +186,8 @@ int uopc_exec_alu(uopc_op op, uopc_dtype out_t, uopc_dtype in_t, const uopc_val 
     } else if (in_t == UOPC_DT_I32) {
       /* i32_op's wrap(wrap(a) op wrap(b)), modulo 2^32 in uint32_t (`run`
          folds two of these per element of a*b+a) */
-      if (op == UOPC_OP_ADD) return put_int(out, i32_of_bits((uint32_t)in[0].i + (uint32_t)in[1].i));
-      if (op == UOPC_OP_MUL) return put_int(out, i32_of_bits((uint32_t)in[0].i * (uint32_t)in[1].i));
+      if (op == UOPC_OP_ADD) return put_int(out, uopi_wrap_i32((uint32_t)in[0].i + (uint32_t)in[1].i));
+      if (op == UOPC_OP_MUL) return put_int(out, uopi_wrap_i32((uint32_t)in[0].i * (uint32_t)in[1].i));
     }
   }
   return exec_general(op, out_t, in_t, in, out);

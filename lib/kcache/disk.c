@@ -335,12 +335,6 @@ static void damaged(const char *path, const struct stat *opened, const char *why
 #define FRESH_SLOTS 256
 static _Atomic uint64_t fresh[FRESH_SLOTS]; /* path hash (32 bits) << 32 | fresh until (seconds) */
 
-static uint32_t path_hash(const char *s) {
-  uint32_t h = 2166136261u;
-  for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
-  return h;
-}
-
 static int known_fresh(uint32_t ph, time_t now) {
   uint64_t v = atomic_load_explicit(&fresh[ph % FRESH_SLOTS], memory_order_relaxed);
   int64_t left = (int64_t)(uint32_t)v - (int64_t)(uint32_t)now;
@@ -396,7 +390,7 @@ int uopi_kdisk_load(const uopi_kkey *key, const uopi_kmeta *want, uopi_jit_code 
       uopi_kstat_add(UOPI_KSTAT_DISK_HIT, 1);
       struct timespec now;
       clock_gettime(CLOCK_REALTIME, &now);
-      uint32_t ph = path_hash(path);
+      uint32_t ph = uopi_fnv1a(path, strlen(path));
       if (!known_fresh(ph, now.tv_sec) && (have_st || fstat(fd, &st) == 0)) {
         time_t until = st.st_mtim.tv_sec + TOUCH_SECONDS;
         if (now.tv_sec - st.st_mtim.tv_sec >= TOUCH_SECONDS) {

@@ -67,9 +67,4 @@ double uopc_f16_to_double(uint16_t h) {
 
 double uopc_round_f16(double x) { return uopc_f16_to_double(uopc_f16_from_double(x)); }
 
-int32_t uopc_wrap_i32(int64_t x) {
-  uint32_t u = (uint32_t)(uint64_t)x;     /* unsigned conversions are modular */
-  /* u >= 2^31 stands for u - 2^32 = -(0xffffffff - u) - 1, computed without
-     the implementation-defined uint32 -> int32 conversion. */
-  return u <= 0x7fffffffu ? (int32_t)u : -(int32_t)(0xffffffffu - u) - 1;
-}
+int32_t uopc_wrap_i32(int64_t x) { return uopi_wrap_i32(x); }

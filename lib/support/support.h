@@ -14,8 +14,28 @@
 #define UOPI_SUPPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "internal.h"
+
+/* FNV-1a of s[0..len), 64 bits folded to 32: the hash of names (text/names.c)
+   and of cache entry paths (kcache/disk.c). */
+static inline uint32_t uopi_fnv1a(const char *s, size_t len) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < len; i++) {
+    h ^= (unsigned char)s[i];
+    h *= 0x100000001b3ull;
+  }
+  return (uint32_t)(h ^ (h >> 32));
+}
+
+/* uopc_wrap_i32, inline: the i32 of x's low 32 bits, without the
+   implementation-defined uint32 -> int32 conversion (u >= 2^31 stands for
+   u - 2^32 = -(0xffffffff - u) - 1). */
+static inline int32_t uopi_wrap_i32(int64_t x) {
+  uint32_t u = (uint32_t)(uint64_t)x; /* unsigned conversions are modular */
+  return u <= 0x7fffffffu ? (int32_t)u : -(int32_t)(0xffffffffu - u) - 1;
+}
 
 /* A growing string.  After a failed allocation it stays failed (ok == 0)
    and every append is a no-op; the context's error says out of memory.

@@ -14,15 +14,6 @@
 
 _Static_assert(sizeof(uopi_name) == 8, "a name costs 8 bytes (docs/hardening.md, bytes per node)");
 
-static uint32_t fnv1a(const char *s, size_t len) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < len; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 0x100000001b3ull;
-  }
-  return (uint32_t)(h ^ (h >> 32));
-}
-
 void uopi_names_init(uopi_names *m, uopc_ctx *c, const char *text, size_t len) {
   m->c = c;
   m->text = text;
@@ -54,7 +45,7 @@ static uopi_name *find(const uopi_names *m, const char *s, size_t len, uint32_t 
 
 uopi_name *uopi_names_get(const uopi_names *m, const char *s, size_t len) {
   if (!m->cap) return NULL;
-  uopi_name *e = find(m, s, len, fnv1a(s, len));
+  uopi_name *e = find(m, s, len, uopi_fnv1a(s, len));
   return e->off ? e : NULL;
 }
 
@@ -82,7 +73,7 @@ static int grow(uopi_names *m) {
     if (!off) continue;
     const char *s = m->text + off;
     size_t len = stored_len(m, off);
-    *find(m, s, len, fnv1a(s, len)) = old.e[i];
+    *find(m, s, len, uopi_fnv1a(s, len)) = old.e[i];
   }
   uopc_mem_free(m->c, old.e, old.cap * sizeof *old.e);
   return 1;
@@ -91,7 +82,7 @@ static int grow(uopi_names *m) {
 int uopi_names_put(uopi_names *m, const char *s, size_t len, const uopc_node *node) {
   UOPI_ASSERT(s > m->text && s + len <= m->text + m->len && (size_t)(s - m->text) < UINT32_MAX);
   if ((m->n + 1) * 2 > m->cap && !grow(m)) return 0;
-  uopi_name *e = find(m, s, len, fnv1a(s, len));
+  uopi_name *e = find(m, s, len, uopi_fnv1a(s, len));
   UOPI_ASSERT(!e->off);
   *e = (uopi_name){(uint32_t)(s - m->text), node->id};
   m->n++;
