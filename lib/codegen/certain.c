@@ -1,6 +1,6 @@
-/* lib/codegen/certain.c - what exp2.c and log2.c share: a libm function
+/* lib/codegen/certain.c - what exp2.c, log2.c and sin.c share: a libm function
  * computed inline where the rounding is certainly libm's, and the libm call
- * elsewhere (docs/lowering.md, "Exact exp2", "Exact log2").
+ * elsewhere (docs/lowering.md, "Exact exp2", "Exact log2", "Exact sin").
  *
  * The inline double y is within a few thousand ulps of libm's double (each
  * file proves its bound); the rounding of a double to f32 (f16) depends on
@@ -67,8 +67,8 @@ LLVMValueRef uopi_cg_far_from_midpoint(uopi_cg *E, LLVMValueRef y, int h) {
   const unsigned w = h ? 42 : 29;
   /* near: (low - (2^(w-1) - T)) mod 2^64 <= 2T */
   LLVMValueRef low = LLVMBuildAnd(b, LLVMBuildBitCast(b, y, E->i64, ""), LLVMConstInt(E->i64, (UINT64_C(1) << w) - 1, 0), "");
-  LLVMValueRef off = LLVMBuildSub(b, low, LLVMConstInt(E->i64, (UINT64_C(1) << (w - 1)) - UOPI_EXP2_T, 0), "");
-  return LLVMBuildICmp(b, LLVMIntUGT, off, LLVMConstInt(E->i64, 2 * (uint64_t)UOPI_EXP2_T, 0), "far");
+  LLVMValueRef off = LLVMBuildSub(b, low, LLVMConstInt(E->i64, (UINT64_C(1) << (w - 1)) - UOPI_CERTAIN_T, 0), "");
+  return LLVMBuildICmp(b, LLVMIntUGT, off, LLVMConstInt(E->i64, 2 * (uint64_t)UOPI_CERTAIN_T, 0), "far");
 }
 
 LLVMValueRef uopi_cg_join_libm(uopi_cg *E, LLVMValueRef ok, LLVMValueRef y, const char *name, LLVMValueRef x, int h) {

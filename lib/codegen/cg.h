@@ -51,14 +51,18 @@ UOPI_FUNC LLVMValueRef uopi_cg_fast_unary(uopi_cg *E, uopc_op op, LLVMValueRef x
    double xd, marked so that LLVM never folds, narrows or replaces it. */
 UOPI_FUNC LLVMValueRef uopi_cg_libm_call(uopi_cg *E, const char *name, LLVMValueRef xd);
 
-/* certain.c: what exp2.c and log2.c share.  uopi_cg_libm_call marked with
+/* certain.c: what exp2.c, log2.c and sin.c share.  uopi_cg_libm_call marked with
    a masked two-lane vector variant (uopc_NAME_m2), so that a loop with the
    call in a conditional block can still be vectorized (the call scalarized
    under the mask). */
 UOPI_FUNC LLVMValueRef uopi_cg_libm_call_masked(uopi_cg *E, const char *name, LLVMValueRef xd);
 /* llvm.fma on doubles. */
 UOPI_FUNC LLVMValueRef uopi_cg_fma_d(uopi_cg *E, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
-/* i1: the double y is more than UOPI_EXP2_T ulps from a midpoint of f32
+/* The margin from a midpoint (in double ulps) beyond which the rounding of
+   an inline double is certainly libm's: each inline function's double is
+   within 2^12 ulps of libm's (exp2.c, log2.c, sin.c). */
+#define UOPI_CERTAIN_T (1u << 16)
+/* i1: the double y is more than UOPI_CERTAIN_T ulps from a midpoint of f32
    (h = 0) or of f16 (h = 1, y's f16 rounding normal). */
 UOPI_FUNC LLVMValueRef uopi_cg_far_from_midpoint(uopi_cg *E, LLVMValueRef y, int h);
 /* The result: where ok, the double y rounded to f32 (f16 when h); elsewhere
@@ -83,7 +87,6 @@ UOPI_FUNC LLVMValueRef uopi_cg_exp2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt);
    uopi_exp2_taylor[0..DEGREE]. */
 #define UOPI_EXP2_LO (-125.0)
 #define UOPI_EXP2_HI 127.0
-#define UOPI_EXP2_T (1u << 16)
 #define UOPI_EXP2_LO16 (-14.0)
 #define UOPI_EXP2_HI16 15.9921875 /* the largest f16 below 16: exp2 of it is 65,174 < 65,504 */
 #define UOPI_EXP2_DEGREE 10
@@ -91,7 +94,7 @@ extern __attribute__((visibility("hidden"))) const double uopi_exp2_taylor[UOPI_
 
 /* log2.c (strict mode): log2 of x, an f32 or f16 (dt), bit for bit libm's
    double log2 of it rounded to dt, inline for positive finite x whose
-   double is more than UOPI_EXP2_T ulps from a midpoint of dt, through the
+   double is more than UOPI_CERTAIN_T ulps from a midpoint of dt, through the
    libm call elsewhere.  The inline double: x = m * 2^e with m in
    [sqrt(1/2), sqrt(2)], s = (m - 1) / (m + 1), log2(x) = e + (2s * P(s^2)) /
    ln 2 with P the atanh series to degree UOPI_LOG2_DEGREE in s^2. */
@@ -99,5 +102,24 @@ UOPI_FUNC LLVMValueRef uopi_cg_log2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt);
 #define UOPI_LOG2_DEGREE 11
 #define UOPI_LOG2_SQRT2 1.4142135623730951
 #define UOPI_LOG2_INVLN2 1.4426950408889634
+
+/* sin.c (strict mode): sin of x, an f32 or f16 (dt), bit for bit libm's
+   double sin of it rounded to dt, inline for |x| <= UOPI_SIN_XMAX whose
+   double is more than UOPI_CERTAIN_T ulps from a midpoint of dt (or |x| <
+   TINY: x itself), through the libm call elsewhere.  The inline double: k =
+   rint(x * 2/pi), r = x - k * (P1 + P2 + P3) (Cody and Waite), +-sin r or
+   +-cos r by k mod 4, Taylor polynomials in r^2 of DEGREE terms. */
+UOPI_FUNC LLVMValueRef uopi_cg_sin(uopi_cg *E, LLVMValueRef x, uopc_dtype dt);
+#define UOPI_SIN_XMAX 1048576.0          /* 2^20: |k| < 2^20, k * P1 and k * P2 exact */
+#define UOPI_SIN_TINY 0x1p-26            /* f32: below, libm's sin(x) is x */
+#define UOPI_SIN_TINY16 0x1p-13          /* f16: below, sin(x) rounds to x */
+#define UOPI_SIN_2_PI 0x1.45f306dc9c883p-1
+#define UOPI_SIN_P1 0x1.921fb54400000p+0 /* pi/2 to 33 bits */
+#define UOPI_SIN_P2 0x1.0b4611a600000p-34 /* the next 33 bits */
+#define UOPI_SIN_P3 0x1.3198a2e037073p-69 /* the rest, to a double */
+#define UOPI_SIN_DEGREE 8
+#define UOPI_COS_DEGREE 9
+extern __attribute__((visibility("hidden"))) const double uopi_sin_taylor[UOPI_SIN_DEGREE];
+extern __attribute__((visibility("hidden"))) const double uopi_cos_taylor[UOPI_COS_DEGREE];
 
 #endif

@@ -4,8 +4,9 @@
  * no fast-math flags, no fmuladd, i32 wraparound (nsw only where bounds
  * prove no overflow), floor division with a divisor guard (no SIGFPE),
  * casts that never produce poison, libm's double exp2/log2/sin marked
- * nobuiltin so that LLVM neither folds nor narrows them (f32 exp2 inline
- * where provably the same bits, exp2.c), max as
+ * nobuiltin so that LLVM neither folds nor narrows them (f32 and f16 exp2 inline
+ * where provably the same bits, exp2.c; log2 and sin likewise, log2.c and
+ * sin.c), max as
  * select(fcmp ogt) in the operand order of `b if b > a else a`.
  * In fast-math mode (E->fast) the float add, mul, max, exp2, log2 and sin
  * come from fastmath.c instead; everything else is the same.
@@ -209,6 +210,7 @@ LLVMValueRef uopi_cg_alu(uopi_cg *E, const uopc_node *u, LLVMValueRef *s) {
     if (E->fast) return uopi_cg_fast_unary(E, (uopc_op)u->op, s[0], t);
     if (u->op == UOPC_OP_EXP2 && (t == UOPC_DT_F32 || t == UOPC_DT_F16)) return uopi_cg_exp2(E, s[0], t);
     if (u->op == UOPC_OP_LOG2 && (t == UOPC_DT_F32 || t == UOPC_DT_F16)) return uopi_cg_log2(E, s[0], t);
+    if (u->op == UOPC_OP_SIN && (t == UOPC_DT_F32 || t == UOPC_DT_F16)) return uopi_cg_sin(E, s[0], t);
     return libm(E, u->op == UOPC_OP_EXP2 ? "exp2" : u->op == UOPC_OP_LOG2 ? "log2" : "sin", s[0], t);
   case UOPC_OP_CAST: return cast(E, s[0], t, (uopc_dtype)u->dtype);
   default: uopi_cg_fail(E, "%s cannot be compiled", uopc_op_name((uopc_op)u->op)); return NULL;
