@@ -890,8 +890,8 @@ TEST(KernelDivision, RuntimeDivisorsAreExactOnEdgeValues) {
     }
 }
 
-// Strict f16 exp2 and log2 (lib/codegen/exp2.c, log2.c: inline away from an
-// f16 midpoint, libm elsewhere) and sin (libm), each rounded to f16 by
+// Strict f16 exp2, log2 and sin (lib/codegen/exp2.c, log2.c, sin.c: inline
+// away from an f16 midpoint, libm elsewhere), each rounded to f16 by
 // ops.c's uopi_cg_f64_to_f16 (to odd in f32, then to f16): every one of the
 // 65,536 inputs, at both tiers, against exec_alu (libm's double rounded to
 // f16), bit for bit (a NaN for a NaN).  StrictExp2.F16InlinePathCoversTheRange
