@@ -81,12 +81,14 @@ double InlineLog2(float x) {
 // operations.
 double InlineSin(float x) {
   double xd = x;
-  volatile double kd = xd * UOPI_SIN_2_PI + 0x1.8p52;
+  volatile double xk = xd * UOPI_SIN_2_PI;
+  volatile double kd = xk + 0x1.8p52;
   volatile double k = kd - 0x1.8p52;
   uint64_t q = B64(kd) & 3;
-  volatile double r = xd - k * UOPI_SIN_P1;
-  r = r - k * UOPI_SIN_P2;
-  r = r - k * UOPI_SIN_P3;
+  volatile double p1 = k * UOPI_SIN_P1, p2 = k * UOPI_SIN_P2, p3 = k * UOPI_SIN_P3;  // no fma, whatever the flags
+  volatile double r = xd - p1;
+  r = r - p2;
+  r = r - p3;
   volatile double z = r * r;
   double ps = uopi_sin_taylor[UOPI_SIN_DEGREE - 1], pc = uopi_cos_taylor[UOPI_COS_DEGREE - 1];
   for (int i = UOPI_SIN_DEGREE - 2; i >= 0; i--) ps = std::fma(ps, z, uopi_sin_taylor[i]);
