@@ -172,6 +172,35 @@ TEST(LoopPasses, RowReductionsRunAsChainsBitForBit) {
   uopc_plan_cache_clear();
 }
 
+// The chains are marked for the passes (jit.h, "reduction chains"): at the
+// strong tier default<O2>'s SLP vectorizer packed them, rows apart, into
+// gathers (a 256 x 65536 row sum 3-10x slower than the fast tier's); the
+// module flag is on the chains' kernel only (not one chain, not fast mode,
+// not the matmul tile), and the strong tier's code has no gather and the
+// same bits.
+TEST(LoopPasses, ReductionChainsAreNotPackedIntoGathersAtTheStrongTier) {
+  TileMinWork every("1");
+  Ctx c;
+  std::mt19937_64 rng(5);
+  const char *flag = "uopc.reduction-chains";
+  for (uopc_op rop : {UOPC_OP_ADD, UOPC_OP_MAX}) {
+    uopc_node *u = uopc_reduce(c, Literal(c, rng, UOPC_DT_F32, 16, 256), rop, 1);
+    EXPECT_EQ(Count(Ir(c, u, 0), flag), 1u) << uopc_op_name(rop);
+    EXPECT_EQ(Count(Ir(c, u, UOPC_COMPILE_NO_UPCAST), flag), 0u);  // one chain
+    EXPECT_EQ(Count(Ir(c, u, UOPC_COMPILE_FAST_MATH), flag), 0u);  // the vectorizer reassociates
+    uopc_compile_opts strong = {UOPC_TIER_STRONG, 0, 1};
+    uopc_error e;
+    char *as = uopc_plan_emit(c, u, &strong, 1, &e);
+    ASSERT_NE(as, nullptr) << e.msg;
+    EXPECT_EQ(Count(as, "gather"), 0u) << uopc_op_name(rop) << ":\n" << as;
+    free(as);
+    EXPECT_EQ(plan_text_opts(c, u, strong), run_text(c, u));
+  }
+  uopc_node *A = Literal(c, rng, UOPC_DT_F32, 64, 64), *B = Literal(c, rng, UOPC_DT_F32, 64, 64);
+  EXPECT_EQ(Count(Ir(c, uopc_reduce(c, Products(c, A, B, 64, 64, 64, false), UOPC_OP_ADD, 1), 0), flag), 0u);
+  uopc_plan_cache_clear();
+}
+
 // The matmul of the benchmark, at 64 x 64 x 64: interchanged, 8-row blocks,
 // the 16-wide tile promoted to registers (no store inside the t loop): its
 // IR has the vector accumulators, and without the passes it has none.

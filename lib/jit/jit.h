@@ -102,6 +102,19 @@ UOPI_FUNC void uopi_jit_module_set_novec(LLVMModuleRef m);
 /* 1 when m carries the no-vectorize module flag, else 0. */
 UOPI_FUNC int uopi_jit_module_novec(LLVMModuleRef m);
 
+/* ---- reduction chains -------------------------------------------------------
+ * A module with an innermost loop that accumulates two or more strict float
+ * reductions at addresses it does not move (the chains of a row reduction,
+ * docs/loops.md: U rows summed or maxed side by side, each in order; the
+ * emitter decides, codegen/emit.c) carries the module flag
+ * "uopc.reduction-chains"; at TIER2 the passes then run TIER0's pipeline on
+ * it (codegen stays TIER2's).  default<O2>'s SLP vectorizer packed the
+ * chains, rows apart in memory, into gathers: a 256 x 65536 f32 row sum
+ * 3.3 -> 16-32 ms, the row max 5.3 -> 16 ms (Zen 5). */
+UOPI_FUNC void uopi_jit_module_set_chains(LLVMModuleRef m);
+/* 1 when m carries the reduction-chains module flag, else 0. */
+UOPI_FUNC int uopi_jit_module_chains(LLVMModuleRef m);
+
 /* ---- streaming stores (nontemporal.c) --------------------------------------
  * A module whose kernel stores more than the cache holds (the emitter
  * decides: lib/codegen/emit.h, UOPI_EMIT_STREAM) carries the module flag
