@@ -172,28 +172,47 @@ TEST(LoopPasses, RowReductionsRunAsChainsBitForBit) {
   uopc_plan_cache_clear();
 }
 
-// The chains are marked for the passes (jit.h, "reduction chains"): at the
-// strong tier default<O2>'s SLP vectorizer packed them, rows apart, into
-// gathers (a 256 x 65536 row sum 3-10x slower than the fast tier's); the
-// module flag is on the chains' kernel only (not one chain, not fast mode,
-// not the matmul tile), and the strong tier's code has no gather and the
-// same bits.
-TEST(LoopPasses, ReductionChainsAreNotPackedIntoGathersAtTheStrongTier) {
+// Loops default<O2> made slower are marked for TIER0's IR pipeline at the
+// strong tier too (jit.h, "TIER0's IR at TIER2"): a row reduction's chains,
+// which its SLP vectorizer packed, rows apart, into gathers (a 256 x 65536
+// row sum 3-10x slower than the fast tier's), and a strict exp2, log2 or sin
+// with its libm fallback, which it left scalar.  The module flag is on
+// those kernels only (not one chain, not fast mode, not the matmul tile),
+// and the strong tier's code has no gather, a vector fma, and `run`'s bits.
+TEST(LoopPasses, StrongTierKeepsChainsAndInlineLibmVectorized) {
   TileMinWork every("1");
   Ctx c;
   std::mt19937_64 rng(5);
-  const char *flag = "uopc.reduction-chains";
+  const char *flag = "uopc.tier0-ir";
+  uopc_compile_opts strong = {UOPC_TIER_STRONG, 0, 1};
+  auto strong_asm = [&](uopc_node *u) {
+    uopc_error e;
+    char *as = uopc_plan_emit(c, u, &strong, 1, &e);
+    EXPECT_NE(as, nullptr) << e.msg;
+    std::string r = as ? as : "";
+    free(as);
+    return r;
+  };
   for (uopc_op rop : {UOPC_OP_ADD, UOPC_OP_MAX}) {
     uopc_node *u = uopc_reduce(c, Literal(c, rng, UOPC_DT_F32, 16, 256), rop, 1);
     EXPECT_EQ(Count(Ir(c, u, 0), flag), 1u) << uopc_op_name(rop);
     EXPECT_EQ(Count(Ir(c, u, UOPC_COMPILE_NO_UPCAST), flag), 0u);  // one chain
     EXPECT_EQ(Count(Ir(c, u, UOPC_COMPILE_FAST_MATH), flag), 0u);  // the vectorizer reassociates
-    uopc_compile_opts strong = {UOPC_TIER_STRONG, 0, 1};
-    uopc_error e;
-    char *as = uopc_plan_emit(c, u, &strong, 1, &e);
-    ASSERT_NE(as, nullptr) << e.msg;
+    std::string as = strong_asm(u);
     EXPECT_EQ(Count(as, "gather"), 0u) << uopc_op_name(rop) << ":\n" << as;
-    free(as);
+    EXPECT_EQ(plan_text_opts(c, u, strong), run_text(c, u));
+  }
+  for (uopc_op op : {UOPC_OP_EXP2, UOPC_OP_LOG2, UOPC_OP_SIN}) {
+    uopc_node *u = uopc_alu1(c, op, Literal(c, rng, UOPC_DT_F32, 64, 64));
+    ASSERT_NE(u, nullptr);
+    EXPECT_EQ(Count(Ir(c, u, 0), flag), 1u) << uopc_op_name(op);
+    EXPECT_EQ(Count(Ir(c, u, UOPC_COMPILE_FAST_MATH), flag), 0u);  // fast mode's polynomials have no libm block
+    std::string as = strong_asm(u);
+    // the inline double's polynomial: packed fmas (vfmadd...pd), not one
+    // lane at a time (vfmadd...sd)
+    size_t packed = 0, k = 0;
+    while ((k = as.find("vfmadd", k)) != std::string::npos) packed += as.compare(k + 9, 2, "pd") == 0, k++;
+    EXPECT_GT(packed, 4u) << uopc_op_name(op) << ":\n" << as;
     EXPECT_EQ(plan_text_opts(c, u, strong), run_text(c, u));
   }
   uopc_node *A = Literal(c, rng, UOPC_DT_F32, 64, 64), *B = Literal(c, rng, UOPC_DT_F32, 64, 64);

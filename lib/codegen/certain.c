@@ -77,6 +77,7 @@ LLVMValueRef uopi_cg_join_libm(uopi_cg *E, LLVMValueRef ok, LLVMValueRef y, cons
      uopi_cg_f64_to_f16 (exact, for both paths) */
   LLVMValueRef fast = h ? y : LLVMBuildFPTrunc(b, y, E->f32, "");
   LLVMBasicBlockRef here = LLVMGetInsertBlock(b);
+  uopi_jit_module_set_tier0_ir(E->m); /* vectorized at TIER2 too (jit.h, "TIER0's IR at TIER2") */
   char bname[32];
   snprintf(bname, sizeof bname, "%s.libm", name);
   LLVMBasicBlockRef slow_bb = LLVMAppendBasicBlockInContext(E->lc, E->fn, bname);

@@ -437,7 +437,7 @@ static void close_loop(em *E, uint32_t at) {
     loop_hint(g, br, unroll, (LLVMValueRef[]){LLVMConstInt(g->i32, SERIAL_UNROLL, 0)}, 1);
   }
   if (!l->outer && !g->fast && fixed_stores(E, l, at, depth_bit(E->p->ins[l->at].depth), 1) >= 2)
-    uopi_jit_module_set_chains(g->m); /* not packed into gathers at TIER2 (jit.h, "reduction chains") */
+    uopi_jit_module_set_tier0_ir(g->m); /* chains: not packed into gathers at TIER2 (jit.h) */
   if (rest) emit_rest(E, l->at, at, t - rest, rest, rest_entry, l->after);
   LLVMPositionBuilderAtEnd(g->b, l->after);
 }

@@ -102,18 +102,24 @@ UOPI_FUNC void uopi_jit_module_set_novec(LLVMModuleRef m);
 /* 1 when m carries the no-vectorize module flag, else 0. */
 UOPI_FUNC int uopi_jit_module_novec(LLVMModuleRef m);
 
-/* ---- reduction chains -------------------------------------------------------
- * A module with an innermost loop that accumulates two or more strict float
- * reductions at addresses it does not move (the chains of a row reduction,
- * docs/loops.md: U rows summed or maxed side by side, each in order; the
- * emitter decides, codegen/emit.c) carries the module flag
- * "uopc.reduction-chains"; at TIER2 the passes then run TIER0's pipeline on
- * it (codegen stays TIER2's).  default<O2>'s SLP vectorizer packed the
- * chains, rows apart in memory, into gathers: a 256 x 65536 f32 row sum
- * 3.3 -> 16-32 ms, the row max 5.3 -> 16 ms (Zen 5). */
-UOPI_FUNC void uopi_jit_module_set_chains(LLVMModuleRef m);
-/* 1 when m carries the reduction-chains module flag, else 0. */
-UOPI_FUNC int uopi_jit_module_chains(LLVMModuleRef m);
+/* ---- TIER0's IR at TIER2 ----------------------------------------------------
+ * A module with loops that default<O2> makes slower than TIER0's pipeline
+ * carries the module flag "uopc.tier0-ir" (set by the emitter); at TIER2 the
+ * passes then run TIER0's IR pipeline on it, with TIER2's codegen.  Two
+ * kinds, measured 3-5x slower at TIER2 before (Zen 5, docs/decisions.md,
+ * stop 39):
+ *   - an innermost loop with two or more strict float accumulators at
+ *     addresses it does not move: a row reduction's chains (docs/loops.md),
+ *     which default<O2>'s SLP vectorizer packed, rows apart, into gathers
+ *     (256 x 65536 f32 row sum 17.3 -> 3.6-4.6 ms);
+ *   - a strict exp2, log2 or sin computed inline with its libm fallback
+ *     block (certain.c): default<O2> left the loop scalar, where TIER0's
+ *     loop vectorizer takes the masked call.
+ * Other loops with an accumulator keep default<O2> (the 64^3 matmul's,
+ * whose full unroll makes it up to 4x faster). */
+UOPI_FUNC void uopi_jit_module_set_tier0_ir(LLVMModuleRef m);
+/* 1 when m carries the "uopc.tier0-ir" module flag, else 0. */
+UOPI_FUNC int uopi_jit_module_tier0_ir(LLVMModuleRef m);
 
 /* ---- streaming stores (nontemporal.c) --------------------------------------
  * A module whose kernel stores more than the cache holds (the emitter

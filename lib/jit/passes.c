@@ -14,8 +14,9 @@
  * the lowering marks (a strict serial float reduction: codegen/emit.c), none
  * by its own heuristics.  No mem2reg/SROA, no loop rotation: the lowering
  * emits SSA and bottom-tested loops itself.  TIER2 is LLVM's default<O2>
- * with the SLP vectorizer on, as clang -O2 runs it, except on a module with
- * strict reduction chains side by side (TIER0's pipeline: jit.h).  A module marked "no
+ * with the SLP vectorizer on, as clang -O2 runs it, except on a module whose
+ * loops it makes slower (TIER0's pipeline then: jit.h, "TIER0's IR at
+ * TIER2").  A module marked "no
  * vectorize" (jit.h) runs TIER0's pipeline without the loop vectorizer at
  * every tier.  A fast-math module (jit.h, "fast
  * math") runs TIER0 with the vectorizer's own interleave count: a reduction
@@ -47,7 +48,7 @@ static const char tier0_novec_pipeline[] =
 static const char tier2_pipeline[] = "default<O2>";
 static const char fast_flag[] = "uopc.fast-math";
 static const char novec_flag[] = "uopc.no-vectorize";
-static const char chains_flag[] = "uopc.reduction-chains";
+static const char tier0_ir_flag[] = "uopc.tier0-ir";
 
 uopc_status uopi_jit_check_tier(uopi_jit_tier t, uopc_error *e) {
   if (t == UOPI_JIT_TIER0 || t == UOPI_JIT_TIER1 || t == UOPI_JIT_TIER2) return UOPC_OK;
@@ -76,8 +77,8 @@ void uopi_jit_module_set_fast(LLVMModuleRef m) { uopi_jit_flag_set(m, fast_flag)
 int uopi_jit_module_fast(LLVMModuleRef m) { return uopi_jit_flag_has(m, fast_flag); }
 void uopi_jit_module_set_novec(LLVMModuleRef m) { uopi_jit_flag_set(m, novec_flag); }
 int uopi_jit_module_novec(LLVMModuleRef m) { return uopi_jit_flag_has(m, novec_flag); }
-void uopi_jit_module_set_chains(LLVMModuleRef m) { uopi_jit_flag_set(m, chains_flag); }
-int uopi_jit_module_chains(LLVMModuleRef m) { return uopi_jit_flag_has(m, chains_flag); }
+void uopi_jit_module_set_tier0_ir(LLVMModuleRef m) { uopi_jit_flag_set(m, tier0_ir_flag); }
+int uopi_jit_module_tier0_ir(LLVMModuleRef m) { return uopi_jit_flag_has(m, tier0_ir_flag); }
 
 uopc_status uopi_jit_verify(LLVMModuleRef m, uopc_error *e) {
   char *msg = NULL;
@@ -110,10 +111,9 @@ uopc_status uopi_jit_passes(LLVMModuleRef m, uopi_jit_tier t, uopc_error *e) {
        over the caller's options (LLVM's setupOptionsForPipelineAlias; docs/decisions.md,
        stop 34) */
     pipeline = tier0_novec_pipeline;
-  } else if (t == UOPI_JIT_TIER2 && uopi_jit_module_chains(m)) {
-    /* strict reduction chains side by side, rows apart: default<O2>'s SLP
-       vectorizer packs them into gathers, 3-10x slower than TIER0's IR
-       (jit.h, "reduction chains"); codegen stays the tier's */
+  } else if (t == UOPI_JIT_TIER2 && uopi_jit_module_tier0_ir(m)) {
+    /* loops default<O2> makes slower than TIER0's pipeline does (jit.h,
+       "TIER0's IR at TIER2"); codegen stays the tier's */
     pipeline = tier0_pipeline;
   } else if (t == UOPI_JIT_TIER2) {
     LLVMPassBuilderOptionsSetSLPVectorization(o, 1); /* what default<O2> sets anyway (above) */
