@@ -3,7 +3,7 @@
 # the inline doubles' error bounds on all inputs of their ranges: the
 # StrictExp2.*, StrictLog2.* and StrictSin.* tests with UOPC_LONG_TESTS set (the suite runs a bounded
 # version).  Usage: scripts/exp2-exhaustive.sh [BUILD_DIR]  (default build;
-# a few minutes on 2 cores).
+# a few minutes on 2 cores; the kernels at both tiers).
 set -euo pipefail
 build=${1:-build}
 cmake --build "$build" -j"$(nproc)" --target uopc_tests >/dev/null

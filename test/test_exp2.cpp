@@ -1,7 +1,7 @@
 // Strict exp2, log2 and sin on f32 (lib/codegen/exp2.c, log2.c, sin.c,
-// certain.c): the
-// compiled kernel gives exactly fptrunc(libm f((double)x)) -- what
-// uopc_exec_alu and `run` give -- on the edges of the inline paths, the
+// certain.c): the compiled kernel, at both tiers, gives exactly
+// fptrunc(libm f((double)x)) -- what uopc_exec_alu and `run` give -- on
+// the edges of the inline paths, the
 // specials, the inputs whose inline double is near an f32 midpoint and a
 // strided sample of all 2^32 patterns; with UOPC_LONG_TESTS set, on all of
 // them (scripts/exp2-exhaustive.sh).  And each inline double stays within
@@ -105,13 +105,16 @@ bool NearF32Midpoint(double y) {
 
 constexpr size_t kChunk = 1u << 20;
 
-// A compiled one-op program (exp2 or log2) over chunks of f32 patterns,
-// against libm's double rounded to f32, bit for bit (a NaN for a NaN).
+// A compiled one-op program (exp2, log2 or sin) over chunks of f32
+// patterns, at both tiers (the strong tier runs TIER0's IR pipeline on these
+// with its own codegen: jit.h, "TIER0's IR at TIER2"), against libm's double
+// rounded to f32, bit for bit (a NaN for a NaN).  checked counts inputs;
+// wrong counts differing outputs of either tier.
 struct LibmKernel {
   const char *op;
   double (*ref)(double);
   uopc_ctx *c = uopc_ctx_new(nullptr);
-  uopc_plan *p = nullptr;
+  uopc_plan *p[2] = {nullptr, nullptr};  // UOPC_TIER_FAST, UOPC_TIER_STRONG
   std::vector<float> in = std::vector<float>(kChunk), out = std::vector<float>(kChunk);
   size_t n = 0;
   uint64_t checked = 0, wrong = 0;
@@ -121,35 +124,43 @@ struct LibmKernel {
     std::string text = "%A = param : slot=0 dtype=f32 shape=(" + std::to_string(kChunk) + ",)\n%o = " + op + " %A\n";
     uopc_error e;
     uopc_node *root = uopc_uir_parse(c, text.data(), text.size(), op, &e);
-    if (root) p = uopc_plan_compile(c, root, nullptr, &e);
-    EXPECT_NE(p, nullptr) << e.msg;
+    EXPECT_NE(root, nullptr) << e.msg;
+    for (int k = 0; k < 2 && root; k++) {
+      uopc_compile_opts o = {k ? UOPC_TIER_STRONG : UOPC_TIER_FAST, 0, 1};
+      p[k] = uopc_plan_compile(c, root, &o, &e);
+      EXPECT_NE(p[k], nullptr) << e.msg;
+    }
   }
   ~LibmKernel() {
-    uopc_plan_free(p);
+    uopc_plan_free(p[0]);
+    uopc_plan_free(p[1]);
     uopc_ctx_free(c);
   }
+  bool Ok() const { return p[0] && p[1]; }
   void Add(uint32_t bits) {
     in[n++] = F(bits);
     if (n == kChunk) Flush();
   }
   void Flush() {
-    if (!n || !p) return;
+    if (!n || !Ok()) return;
     for (size_t i = n; i < kChunk; i++) in[i] = 1.0f;
     int64_t shape = (int64_t)kChunk;
-    uopc_tensor a = {in.data(), UOPC_DT_F32, 1, &shape}, o = {out.data(), UOPC_DT_F32, 1, &shape};
-    uopc_error e;
-    ASSERT_EQ(uopc_plan_call(p, &a, 1, &o, &e), UOPC_OK) << e.msg;
-    for (size_t i = 0; i < n; i++) {
-      float want = (float)ref((double)in[i]);
-      checked++;
-      if (std::isnan(want) && std::isnan(out[i])) continue;
-      if (B(want) != B(out[i]) && wrong++ == 0) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s(%a = 0x%08x): libm 0x%08x, kernel 0x%08x", op, (double)in[i], B(in[i]), B(want),
-                 B(out[i]));
-        first = msg;
+    for (int k = 0; k < 2; k++) {
+      uopc_tensor a = {in.data(), UOPC_DT_F32, 1, &shape}, o = {out.data(), UOPC_DT_F32, 1, &shape};
+      uopc_error e;
+      ASSERT_EQ(uopc_plan_call(p[k], &a, 1, &o, &e), UOPC_OK) << e.msg;
+      for (size_t i = 0; i < n; i++) {
+        float want = (float)ref((double)in[i]);
+        if (std::isnan(want) && std::isnan(out[i])) continue;
+        if (B(want) != B(out[i]) && wrong++ == 0) {
+          char msg[200];
+          snprintf(msg, sizeof msg, "%s(%a = 0x%08x): libm 0x%08x, kernel 0x%08x (%s tier)", op, (double)in[i],
+                   B(in[i]), B(want), B(out[i]), k ? "strong" : "fast");
+          first = msg;
+        }
       }
     }
+    checked += n;
     n = 0;
   }
 };
@@ -231,7 +242,7 @@ void CheckMirrorBound(const char *name, double (*mirror)(float), double (*ref)(d
 
 TEST(StrictExp2, SameBitsAsLibmOnEdgesSpecialsAndASample) {
   LibmKernel k("exp2", Exp2);
-  ASSERT_NE(k.p, nullptr);
+  ASSERT_TRUE(k.Ok());
   const bool all = getenv("UOPC_LONG_TESTS") != nullptr;
   AddSample(k, all);
   // every pattern within 2^16 of the inline range's ends and of each integer
@@ -285,7 +296,7 @@ TEST(StrictExp2, F16InlinePathCoversTheRange) {
 
 TEST(StrictLog2, SameBitsAsLibmOnEdgesSpecialsAndASample) {
   LibmKernel k("log2", Log2);
-  ASSERT_NE(k.p, nullptr);
+  ASSERT_TRUE(k.Ok());
   const bool all = getenv("UOPC_LONG_TESTS") != nullptr;
   AddSample(k, all);
   // around every power of two (the result an integer, e switching) and
@@ -312,7 +323,7 @@ TEST(StrictLog2, InlineDoubleStaysWithinItsErrorBound) {
 
 TEST(StrictSin, SameBitsAsLibmOnEdgesSpecialsAndASample) {
   LibmKernel k("sin", Sin);
-  ASSERT_NE(k.p, nullptr);
+  ASSERT_TRUE(k.Ok());
   const bool all = getenv("UOPC_LONG_TESTS") != nullptr;
   AddSample(k, all);
   // around every multiple of pi/4 up to 2^11 (results near 0 and +-1, the
