@@ -24,6 +24,12 @@ LLVMValueRef uopi_cg_fma_d(uopi_cg *E, LLVMValueRef a, LLVMValueRef b, LLVMValue
   return LLVMBuildCall2(E->b, LLVMIntrinsicGetType(E->lc, id, &t, 1), f, args, 3, "");
 }
 
+LLVMValueRef uopi_cg_horner_d(uopi_cg *E, const double *coef, int n, LLVMValueRef z) {
+  LLVMValueRef p = LLVMConstReal(E->f64, coef[n - 1]);
+  for (int i = n - 2; i >= 0; i--) p = uopi_cg_fma_d(E, p, z, LLVMConstReal(E->f64, coef[i]));
+  return p;
+}
+
 /* The masked two-lane variant of the libm function named in a fallback
    call's vector-function-abi-variant attribute: LLVM 19's vectorizer accepts a
    call in a predicated block only when some masked variant exists

@@ -58,6 +58,9 @@ UOPI_FUNC LLVMValueRef uopi_cg_libm_call(uopi_cg *E, const char *name, LLVMValue
 UOPI_FUNC LLVMValueRef uopi_cg_libm_call_masked(uopi_cg *E, const char *name, LLVMValueRef xd);
 /* llvm.fma on doubles. */
 UOPI_FUNC LLVMValueRef uopi_cg_fma_d(uopi_cg *E, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
+/* The double polynomial coef[0] + z * (coef[1] + z * (... + z * coef[n-1]))
+   by Horner's rule with uopi_cg_fma_d (n >= 1). */
+UOPI_FUNC LLVMValueRef uopi_cg_horner_d(uopi_cg *E, const double *coef, int n, LLVMValueRef z);
 /* The margin from a midpoint (in double ulps) beyond which the rounding of
    an inline double is certainly libm's: each inline function's double is
    within 2^12 ulps of libm's (exp2.c, log2.c, sin.c). */

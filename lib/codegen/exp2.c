@@ -75,8 +75,7 @@ LLVMValueRef uopi_cg_exp2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
   LLVMValueRef kd = LLVMBuildFAdd(b, xd, shifter, "");
   LLVMValueRef n = LLVMBuildFSub(b, kd, shifter, "n");
   LLVMValueRef t = LLVMBuildFSub(b, xd, n, "t");
-  LLVMValueRef p = dc(E, uopi_exp2_taylor[UOPI_EXP2_DEGREE]);
-  for (int k = UOPI_EXP2_DEGREE - 1; k >= 0; k--) p = uopi_cg_fma_d(E, p, t, dc(E, uopi_exp2_taylor[k]));
+  LLVMValueRef p = uopi_cg_horner_d(E, uopi_exp2_taylor, UOPI_EXP2_DEGREE + 1, t);
   LLVMValueRef pb = LLVMBuildBitCast(b, p, E->i64, "");
   LLVMValueRef kb = LLVMBuildBitCast(b, kd, E->i64, "");
   LLVMValueRef yb = LLVMBuildAdd(b, pb, LLVMBuildShl(b, kb, lc(E, 52), ""), "");

@@ -53,8 +53,9 @@ LLVMValueRef uopi_cg_log2(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
   LLVMValueRef f = LLVMBuildFSub(b, m, dc(E, 1.0), "f");
   LLVMValueRef s = LLVMBuildFDiv(b, f, LLVMBuildFAdd(b, dc(E, 2.0), f, ""), "s");
   LLVMValueRef z = LLVMBuildFMul(b, s, s, "z");
-  LLVMValueRef p = dc(E, 1.0 / (2 * UOPI_LOG2_DEGREE + 1));
-  for (int k = UOPI_LOG2_DEGREE - 1; k >= 0; k--) p = uopi_cg_fma_d(E, p, z, dc(E, 1.0 / (2 * k + 1)));
+  double atanh[UOPI_LOG2_DEGREE + 1]; /* 1/(2k+1): atanh(s)/s in z = s^2 */
+  for (int k = 0; k <= UOPI_LOG2_DEGREE; k++) atanh[k] = 1.0 / (2 * k + 1);
+  LLVMValueRef p = uopi_cg_horner_d(E, atanh, UOPI_LOG2_DEGREE + 1, z);
   LLVMValueRef l = LLVMBuildFMul(b, LLVMBuildFMul(b, dc(E, 2.0), s, ""), p, "ln");
   LLVMValueRef y = LLVMBuildFAdd(b, LLVMBuildSIToFP(b, e, E->f64, ""), LLVMBuildFMul(b, l, dc(E, UOPI_LOG2_INVLN2), ""), "y");
   LLVMValueRef far = uopi_cg_far_from_midpoint(E, y, h);

@@ -43,12 +43,6 @@ const double uopi_cos_taylor[UOPI_COS_DEGREE] = {
 
 static LLVMValueRef dc(uopi_cg *E, double v) { return LLVMConstReal(E->f64, v); }
 
-static LLVMValueRef horner(uopi_cg *E, const double *coef, int n, LLVMValueRef z) {
-  LLVMValueRef p = dc(E, coef[n - 1]);
-  for (int i = n - 2; i >= 0; i--) p = uopi_cg_fma_d(E, p, z, dc(E, coef[i]));
-  return p;
-}
-
 LLVMValueRef uopi_cg_sin(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
   LLVMBuilderRef b = E->b;
   const int h = dt == UOPC_DT_F16;
@@ -69,8 +63,8 @@ LLVMValueRef uopi_cg_sin(uopi_cg *E, LLVMValueRef x, uopc_dtype dt) {
   r = LLVMBuildFSub(b, r, LLVMBuildFMul(b, k, dc(E, UOPI_SIN_P2), ""), "");
   r = LLVMBuildFSub(b, r, LLVMBuildFMul(b, k, dc(E, UOPI_SIN_P3), ""), "r");
   LLVMValueRef z = LLVMBuildFMul(b, r, r, "z");
-  LLVMValueRef s = uopi_cg_fma_d(E, LLVMBuildFMul(b, r, z, ""), horner(E, uopi_sin_taylor, UOPI_SIN_DEGREE, z), r);
-  LLVMValueRef co = uopi_cg_fma_d(E, z, horner(E, uopi_cos_taylor, UOPI_COS_DEGREE, z), dc(E, 1.0));
+  LLVMValueRef s = uopi_cg_fma_d(E, LLVMBuildFMul(b, r, z, ""), uopi_cg_horner_d(E, uopi_sin_taylor, UOPI_SIN_DEGREE, z), r);
+  LLVMValueRef co = uopi_cg_fma_d(E, z, uopi_cg_horner_d(E, uopi_cos_taylor, UOPI_COS_DEGREE, z), dc(E, 1.0));
   LLVMValueRef odd = LLVMBuildTrunc(b, q, E->i1, "");
   LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, LLVMConstInt(E->i64, 2, 0), ""),
                                    LLVMConstInt(E->i64, 0, 0), "");
